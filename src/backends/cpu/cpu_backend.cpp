@@ -1,0 +1,142 @@
+#include "backends/cpu/cpu_backend.hpp"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "backends/cpu/cpu_kernels.hpp"
+#include "backends/cpu/cpu_layout.hpp"
+#include "backends/cpu/cpu_tuning.hpp"
+#include "core/host_rows.hpp"
+#include "fp4gemm/format/e2m1.hpp"
+#include "fp4gemm/format/scale_layout.hpp"
+
+namespace fp4gemm {
+namespace {
+
+constexpr std::int64_t kBlock = scale_layout::kBlock;
+
+std::uint8_t scale_of(const Nvfp4View& weight, std::int64_t row, std::int64_t block) {
+  const std::int64_t offset = weight.scale_layout == ScaleLayout::linear
+                                  ? row * scale_layout::scale_cols(weight.cols) + block
+                                  : scale_layout::swizzled_offset(row, block, weight.cols);
+  return weight.scales[offset];
+}
+
+// FP32 copy of the activations, [m, padded_k] with zero padding (see cpu_layout.hpp).
+std::vector<float> activations_as_f32(const ActivationView& a, std::int64_t stride) {
+  const std::int64_t m = a.rows();
+  std::vector<float> values(static_cast<std::size_t>(m * stride), 0.0f);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t row = 0; row < m; ++row) load_activation_row(a, row, values.data() + row * stride);
+  return values;
+}
+
+void store_scaled(const float* accumulators, std::int64_t accumulator_stride, float alpha, const MutableDenseView& out) {
+#pragma omp parallel for schedule(static)
+  for (std::int64_t row = 0; row < out.rows; ++row)
+    for (std::int64_t col = 0; col < out.cols; ++col)
+      store_output(out, row, col, alpha * accumulators[row * accumulator_stride + col]);
+}
+
+void run_fused(const CpuWeight& weight, const ActivationView& a, float alpha, const MutableDenseView& out) {
+  const std::int64_t stride = padded_k(weight.pairs);
+  const std::vector<float> activations = activations_as_f32(a, stride);
+  std::vector<float> accumulators(static_cast<std::size_t>(out.rows * weight.rows));
+  const std::int64_t tasks = (weight.rows + cpu_tuning::kFusedRowsPerTask - 1) / cpu_tuning::kFusedRowsPerTask;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t task = 0; task < tasks; ++task) {
+    const std::int64_t begin = task * cpu_tuning::kFusedRowsPerTask;
+    const std::int64_t end = std::min(weight.rows, begin + cpu_tuning::kFusedRowsPerTask);
+    cpu_kernels::fused_small_m(weight, activations.data(), out.rows, begin, end, accumulators.data());
+  }
+  store_scaled(accumulators.data(), weight.rows, alpha, out);
+}
+
+// Large M: decode a panel of weight rows to FP32, then one SGEMM per panel.
+void run_panels(const CpuWeight& weight, const ActivationView& a, float alpha, const MutableDenseView& out) {
+  const std::int64_t m = out.rows, n = weight.rows, k = weight.cols;
+  const std::vector<float> activations = activations_as_f32(a, k);
+  const bool write_in_place = out.dtype == DType::f32;
+  std::vector<float> staging(write_in_place ? 0 : std::size_t(m * n));
+  float* result = write_in_place ? static_cast<float*>(out.data) : staging.data();
+  const std::int64_t result_stride = write_in_place ? out.stride() : n;
+  std::vector<float> panel(static_cast<std::size_t>(std::min(n, cpu_tuning::kPanelRows) * k));
+  for (std::int64_t first = 0; first < n; first += cpu_tuning::kPanelRows) {
+    const std::int64_t rows = std::min(cpu_tuning::kPanelRows, n - first);
+    const int threads = omp_get_max_threads();
+#pragma omp parallel for schedule(static)
+    for (int thread = 0; thread < threads; ++thread) {
+      const std::int64_t begin = first + rows * thread / threads, end = first + rows * (thread + 1) / threads;
+      cpu_kernels::decode_rows(weight, begin, end, panel.data() + (begin - first) * k);
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(m), int(rows), int(k), alpha, activations.data(), int(k),
+                panel.data(), int(k), 0.0f, result + first, int(result_stride));
+  }
+  if (!write_in_place) store_scaled(staging.data(), n, 1.0f, out);
+}
+
+}  // namespace
+
+std::string CpuBackend::summary() const {
+  return std::string("CPU, SIMD ") + cpu_kernels::active_target() + " (Highway), " + std::to_string(omp_get_max_threads()) +
+         " threads; fused decode for M <= " + std::to_string(cpu_tuning::kFusedMaxM) + ", OpenBLAS SGEMM panels above";
+}
+
+CheckResult CpuBackend::check_device(const DeviceInfo& device) const {
+  if (device.is_cuda()) return CheckResult::fail("runs on the CPU only");
+  return CheckResult::pass();
+}
+
+CheckResult CpuBackend::check_problem(const GemmProblem& problem, const DeviceInfo& device) const {
+  if (problem.k % kBlock != 0) return CheckResult::fail("K must be a multiple of 16");
+  // BLAS takes int dimensions.
+  if (problem.m > INT32_MAX || problem.n > INT32_MAX || problem.k > INT32_MAX) {
+    return CheckResult::fail("dimensions above 2^31-1 are not supported by the SGEMM path");
+  }
+  return CheckResult::pass();
+}
+
+std::unique_ptr<PreparedWeight> CpuBackend::prepare(const Nvfp4View& weight, const DeviceInfo&) {
+  validate_weight(weight);
+  if (weight.memory != Memory::host) throw_invalid("cpu: the weight must be in host memory");
+  auto prepared = std::make_unique<CpuWeight>();
+  prepared->rows = weight.rows;
+  prepared->cols = weight.cols;
+  prepared->backend = name();
+  const std::int64_t blocks = weight.cols / kBlock;
+  prepared->pairs = (blocks + 1) / 2;
+  prepared->pair_codes.assign(static_cast<std::size_t>(weight.rows * prepared->pairs * kBlock), 0);
+  prepared->block_scales.assign(static_cast<std::size_t>(weight.rows * prepared->pairs * 2), 0);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t row = 0; row < weight.rows; ++row) {
+    const std::uint8_t* codes = weight.codes + row * (weight.cols / 2);
+    std::uint8_t* pair_codes = prepared->pair_codes.data() + row * prepared->pairs * kBlock;
+    std::uint8_t* scales = prepared->block_scales.data() + row * prepared->pairs * 2;
+    for (std::int64_t block = 0; block < blocks; ++block) {
+      scales[block] = scale_of(weight, row, block);
+      const int shift = (block % 2) * 4;
+      for (std::int64_t element = 0; element < kBlock; ++element) {
+        const std::uint8_t code = e2m1::unpack(codes, block * kBlock + element);
+        pair_codes[(block / 2) * kBlock + element] |= std::uint8_t(code << shift);
+      }
+    }
+  }
+  return prepared;
+}
+
+void CpuBackend::run(const ActivationView& a, const PreparedWeight& weight, float alpha, const MutableDenseView& out,
+                     const RunContext&) {
+  validate_gemm(a, weight, out, Memory::host);
+  const auto& prepared = prepared_as<CpuWeight>(weight, name());
+  if (out.rows == 0 || out.cols == 0) return;
+  if (out.rows <= cpu_tuning::kFusedMaxM) {
+    run_fused(prepared, a, alpha, out);
+  } else {
+    run_panels(prepared, a, alpha, out);
+  }
+}
+
+}  // namespace fp4gemm

@@ -1,0 +1,25 @@
+#pragma once
+// Every tuned constant of the `cpu` backend, in one place. Measurements behind them:
+// bench/results/ (2-core AMD EPYC with AVX-512, see the dated cpu files there).
+#include <cstdint>
+
+namespace fp4gemm::cpu_tuning {
+
+// Up to this M the fused decode+dot kernel runs; above it, panels of the weight are decoded to
+// FP32 and multiplied by OpenBLAS SGEMM (decode cost is amortised over M rows there).
+inline constexpr std::int64_t kFusedMaxM = 16;
+
+// Register blocking of the fused kernel: activation rows x weight rows per tile. The tile's
+// accumulators (rows x weight rows vectors) plus the decoded weights (2 per weight row) must fit
+// the register file: 32 vector registers with AVX-512, 16 with AVX2 and narrower targets.
+inline constexpr int kFusedActivationRowsPerTile = 4;
+inline constexpr int kFusedWeightRowsPerTileWide = 4;    // 16 accumulators + 8 weights + 2 activations
+inline constexpr int kFusedWeightRowsPerTileNarrow = 2;  // 8 accumulators + 4 weights + 2 activations
+
+// Weight rows one thread takes at a time in the fused kernel (a multiple of both tile widths).
+inline constexpr std::int64_t kFusedRowsPerTask = 64;
+
+// Weight rows decoded to FP32 per SGEMM call in the panel path: 256 rows x K=4096 x 4 B = 4 MiB.
+inline constexpr std::int64_t kPanelRows = 256;
+
+}  // namespace fp4gemm::cpu_tuning

@@ -1,0 +1,60 @@
+#pragma once
+// Benchmark engine behind `fp4gemm bench`: ceilings measured in the same run, our backends and
+// their peers timed the same way, and the roofline fraction of each.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fp4gemm/device.hpp"
+#include "fp4gemm/types.hpp"
+
+namespace fp4gemm::bench {
+
+// The two ceilings of the roofline, measured on the device in this run.
+struct Ceilings {
+  double bandwidth_gbps = 0;   // bytes per second / 1e9
+  double compute_tflops = 0;   // dense FP32 (CPU) or BF16 (GPU) matrix rate
+  std::string bandwidth_method;
+  std::string compute_method;
+};
+
+struct Result {
+  std::string backend;  // ours ("cpu", ...) or a peer ("openblas_sgemm", "cublas_bf16", ...)
+  bool peer = false;
+  GemmProblem problem;
+  double time_us = 0;   // median
+  double spread = 0;    // (p90 - p10) / median, a noise estimate
+  int repeats = 0;
+  std::string note;     // why a row is missing, or how it was timed
+  bool ok = true;
+
+  double tflops() const { return problem.flops() / (time_us * 1e-6) / 1e12; }
+  double weight_gbps() const { return double(problem.n) * double(problem.k) * 0.5625 / (time_us * 1e-6) / 1e9; }
+};
+
+double roofline_us(const GemmProblem& problem, const Ceilings& ceilings);
+
+// Median of repeated timings of `call`, each sample in microseconds from `sample`. Runs until
+// `min_seconds` of samples or `max_repeats`, after `warmup` untimed calls.
+struct Timing {
+  double median_us = 0;
+  double spread = 0;
+  int repeats = 0;
+};
+Timing time_repeatedly(const std::function<double()>& sample_us, int warmup, int max_repeats, double min_seconds);
+
+// CPU: ceilings (streaming read over a buffer several times the L3; OpenBLAS SGEMM 2048^3) and
+// the `cpu`-memory backends plus the OpenBLAS peer on the dequantized FP32 weight.
+Ceilings measure_cpu_ceilings();
+std::vector<Result> bench_cpu(const std::vector<GemmProblem>& problems, const std::vector<std::string>& backends,
+                              bool include_peers);
+
+#ifdef FP4GEMM_WITH_CUDA
+// GPU: ceilings (device-to-device copy; cuBLAS BF16 8192^3), our CUDA backends and the peers
+// cuBLAS BF16 / cuBLASLt FP8, all as CUDA-graph replays with weights rotated past L2.
+Ceilings measure_gpu_ceilings(int device);
+std::vector<Result> bench_gpu(int device, const std::vector<GemmProblem>& problems,
+                              const std::vector<std::string>& backends, bool include_peers);
+#endif
+
+}  // namespace fp4gemm::bench

@@ -1,0 +1,31 @@
+#include <algorithm>
+#include <chrono>
+
+#include "bench/bench.hpp"
+
+namespace fp4gemm::bench {
+
+double roofline_us(const GemmProblem& problem, const Ceilings& ceilings) {
+  const double memory_us = problem.minimal_bytes() / (ceilings.bandwidth_gbps * 1e9) * 1e6;
+  const double compute_us = problem.flops() / (ceilings.compute_tflops * 1e12) * 1e6;
+  return std::max(memory_us, compute_us);
+}
+
+Timing time_repeatedly(const std::function<double()>& sample_us, int warmup, int max_repeats, double min_seconds) {
+  for (int i = 0; i < warmup; ++i) sample_us();
+  std::vector<double> samples;
+  double total_us = 0;
+  while (int(samples.size()) < max_repeats && (total_us < min_seconds * 1e6 || samples.size() < 3)) {
+    samples.push_back(sample_us());
+    total_us += samples.back();
+  }
+  std::sort(samples.begin(), samples.end());
+  Timing timing;
+  timing.repeats = int(samples.size());
+  timing.median_us = samples[samples.size() / 2];
+  const double p10 = samples[samples.size() / 10], p90 = samples[samples.size() * 9 / 10];
+  timing.spread = timing.median_us > 0 ? (p90 - p10) / timing.median_us : 0;
+  return timing;
+}
+
+}  // namespace fp4gemm::bench

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The CLI end to end: help everywhere, one-line errors with a non-zero exit, a tiny bench in JSON.
+set -uo pipefail
+cli=${FP4GEMM_CLI:?set FP4GEMM_CLI to the fp4gemm binary}
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+for command in "" info bench; do
+  $cli $command --help >/dev/null 2>&1 || fail "'fp4gemm $command --help' exited non-zero"
+done
+
+$cli info >/tmp/fp4gemm_info.$$ 2>&1 || fail "info exited non-zero"
+grep -q "cpu" /tmp/fp4gemm_info.$$ || fail "info does not list the cpu backend"
+rm -f /tmp/fp4gemm_info.$$
+
+expect_error() {
+  local output
+  output=$("$cli" "$@" 2>&1)
+  local status=$?
+  [ $status -ne 0 ] || fail "'fp4gemm $*' should fail"
+  [ "$(echo "$output" | wc -l)" -le 2 ] || fail "'fp4gemm $*' error is not one line: $output"
+}
+expect_error bench -k 100
+expect_error bench -m 0
+expect_error bench --backend nope
+expect_error bench --activation int8
+expect_error bench --no-such-flag
+expect_error no-such-command
+
+json=$($cli bench -m 1,3 -n 64 -k 256 --device cpu --json 2>&1) || fail "bench --json exited non-zero: $json"
+lines=$(echo "$json" | grep -c '"backend"')
+[ "$lines" -ge 4 ] || fail "bench --json printed $lines result lines, expected >= 4"
+echo "$json" | python3 -c '
+import json, sys
+for line in sys.stdin:
+    row = json.loads(line)
+    for key in ("backend", "m", "n", "k", "time_us", "tflops", "weight_gbps", "roofline_fraction"):
+        assert key in row, key
+    assert row["time_us"] > 0 and 0 < row["roofline_fraction"] < 1.5, row
+' || fail "bench --json lines lack fields or hold impossible values"
+
+if [ $failures -eq 0 ]; then echo "cli smoke: all passed"; fi
+exit $failures

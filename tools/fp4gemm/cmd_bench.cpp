@@ -1,0 +1,163 @@
+// `fp4gemm bench`: time backends and their peers in one run, against a roofline measured in it.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/bench.hpp"
+#include "command.hpp"
+#include "fp4gemm/fp4gemm.hpp"
+
+namespace fp4gemm::cli {
+namespace {
+
+struct BenchOptions {
+  std::vector<std::int64_t> m{1, 16, 256};
+  std::int64_t n = 12288;
+  std::int64_t k = 4096;
+  std::string backend;  // empty: every backend that can run on the device, except `ref`
+  std::string activation = "bf16";
+  std::string output = "bf16";
+  std::string device = "auto";  // auto: the first GPU if any, else the CPU
+  bool json = false;
+  bool no_peers = false;
+};
+
+ActivationType parse_activation(const std::string& text) {
+  if (text == "bf16") return ActivationType::bf16;
+  if (text == "f32") return ActivationType::f32;
+  if (text == "nvfp4") return ActivationType::nvfp4;
+  throw_invalid("--activation must be bf16, f32 or nvfp4, not '" + text + "'");
+}
+
+DType parse_output(const std::string& text) {
+  if (text == "bf16") return DType::bf16;
+  if (text == "f16") return DType::f16;
+  if (text == "f32") return DType::f32;
+  throw_invalid("--output must be bf16, f16 or f32, not '" + text + "'");
+}
+
+std::vector<std::string> backends_for(const BenchOptions& options, const DeviceInfo& device) {
+  if (!options.backend.empty()) {
+    make_backend(options.backend);  // throws with the valid names when unknown
+    return {options.backend};
+  }
+  std::vector<std::string> names;
+  for (const auto& backend : make_all_backends())
+    if (backend->name() != "ref" && backend->check_device(device)) names.push_back(backend->name());
+  return names;
+}
+
+void print_table(const std::vector<bench::Result>& results, const bench::Ceilings& ceilings, const std::string& device) {
+  std::printf("device: %s\n", device.c_str());
+  std::printf("ceilings: %.1f GB/s (%s); %.3f TFLOP/s (%s)\n", ceilings.bandwidth_gbps, ceilings.bandwidth_method.c_str(),
+              ceilings.compute_tflops, ceilings.compute_method.c_str());
+  std::printf("%-22s %6s %6s %6s %11s %9s %11s %9s %10s\n", "backend", "M", "N", "K", "us", "TFLOP/s", "weight GB/s",
+              "roofline", "x fastest peer");
+  for (const bench::Result& result : results) {
+    if (!result.ok) {
+      std::printf("%-22s %6lld %6lld %6lld  skipped: %s\n", result.backend.c_str(), (long long)result.problem.m,
+                  (long long)result.problem.n, (long long)result.problem.k, result.note.c_str());
+      continue;
+    }
+    double fastest_peer = 0;
+    for (const bench::Result& other : results)
+      if (other.peer && other.ok && other.problem == result.problem)
+        fastest_peer = fastest_peer == 0 ? other.time_us : std::min(fastest_peer, other.time_us);
+    const double fraction = bench::roofline_us(result.problem, ceilings) / result.time_us;
+    char speedup[32] = "-";
+    if (!result.peer && fastest_peer > 0) std::snprintf(speedup, sizeof speedup, "%.2fx", fastest_peer / result.time_us);
+    std::printf("%-22s %6lld %6lld %6lld %11.1f %9.3f %11.1f %9.3f %10s\n",
+                (result.backend + (result.peer ? " (peer)" : "")).c_str(), (long long)result.problem.m,
+                (long long)result.problem.n, (long long)result.problem.k, result.time_us, result.tflops(),
+                result.weight_gbps(), fraction, speedup);
+  }
+  std::printf("roofline = max(minimal bytes / bandwidth, FLOPs / compute rate) / measured time; 1.0 is the limit.\n");
+}
+
+void print_json(const std::vector<bench::Result>& results, const bench::Ceilings& ceilings, const std::string& device) {
+  for (const bench::Result& result : results) {
+    nlohmann::json line{{"device", device},
+                        {"backend", result.backend},
+                        {"peer", result.peer},
+                        {"m", result.problem.m},
+                        {"n", result.problem.n},
+                        {"k", result.problem.k},
+                        {"activation", to_string(result.problem.activation)},
+                        {"output", to_string(result.problem.output)},
+                        {"ok", result.ok},
+                        {"note", result.note}};
+    if (result.ok) {
+      line["time_us"] = result.time_us;
+      line["tflops"] = result.tflops();
+      line["weight_gbps"] = result.weight_gbps();
+      line["roofline_us"] = bench::roofline_us(result.problem, ceilings);
+      line["roofline_fraction"] = bench::roofline_us(result.problem, ceilings) / result.time_us;
+      line["spread"] = result.spread;
+      line["repeats"] = result.repeats;
+    }
+    line["bandwidth_gbps"] = ceilings.bandwidth_gbps;
+    line["compute_tflops"] = ceilings.compute_tflops;
+    std::printf("%s\n", line.dump().c_str());
+  }
+}
+
+void run_bench(const BenchOptions& options) {
+  if (options.n < 1 || options.k < 16) throw_invalid("-n must be >= 1 and -k >= 16");
+  if (options.k % 16 != 0) throw_invalid("-k " + std::to_string(options.k) + " is not a multiple of 16, the NVFP4 block size");
+  for (std::int64_t m : options.m)
+    if (m < 1) throw_invalid("-m values must be >= 1");
+  std::vector<GemmProblem> problems;
+  for (std::int64_t m : options.m)
+    problems.push_back({m, options.n, options.k, parse_activation(options.activation), parse_output(options.output)});
+
+  const auto gpus = probe_cuda_devices();
+  const bool use_gpu = options.device == "auto" ? !gpus.empty() : options.device != "cpu";
+  if (options.device != "auto" && options.device != "cpu" && options.device.rfind("cuda", 0) != 0) {
+    throw_invalid("--device must be auto, cpu or cuda[:I], not '" + options.device + "'");
+  }
+  bench::Ceilings ceilings;
+  std::vector<bench::Result> results;
+  std::string device_name;
+  if (use_gpu) {
+#ifdef FP4GEMM_WITH_CUDA
+    int index = 0;
+    if (options.device.size() > 5) index = std::stoi(options.device.substr(5));
+    if (index < 0 || index >= int(gpus.size())) throw_invalid("no CUDA device " + std::to_string(index) + ": " + cuda_unavailable_reason());
+    device_name = gpus[std::size_t(index)].to_string();
+    ceilings = bench::measure_gpu_ceilings(index);
+    results = bench::bench_gpu(index, problems, backends_for(options, gpus[std::size_t(index)]), !options.no_peers);
+#else
+    throw_invalid("this build has no CUDA support; use --device cpu");
+#endif
+  } else {
+    const DeviceInfo cpu = probe_cpu();
+    device_name = cpu.to_string();
+    ceilings = bench::measure_cpu_ceilings();
+    results = bench::bench_cpu(problems, backends_for(options, cpu), !options.no_peers);
+  }
+  if (options.json) {
+    print_json(results, ceilings, device_name);
+  } else {
+    print_table(results, ceilings, device_name);
+  }
+}
+
+const RegisterCommand registration([](CLI::App& app) {
+  auto options = std::make_shared<BenchOptions>();
+  auto* command = app.add_subcommand("bench", "Time backends and peers on one weight shape against a measured roofline");
+  command->add_option("-m", options->m, "Activation rows, comma-separated (default 1,16,256)")->delimiter(',');
+  command->add_option("-n", options->n, "Weight rows N (default 12288)");
+  command->add_option("-k", options->k, "Reduction size K, a multiple of 16 (default 4096)");
+  command->add_option("--backend", options->backend, "Only this backend (default: all that can run, except ref)");
+  command->add_option("--activation", options->activation, "bf16 (W4A16, default), f32 or nvfp4 (W4A4)");
+  command->add_option("--output", options->output, "bf16 (default), f16 or f32");
+  command->add_option("--device", options->device, "auto (default: the first GPU, else the CPU), cpu or cuda:I");
+  command->add_flag("--json", options->json, "One JSON object per result line");
+  command->add_flag("--no-peers", options->no_peers, "Skip the peer libraries (OpenBLAS, cuBLAS)");
+  command->callback([options] { run_bench(*options); });
+});
+
+}  // namespace
+}  // namespace fp4gemm::cli
