@@ -1,0 +1,21 @@
+#pragma once
+// `cuda_decode`: our small-M NVFP4 kernel (M <= 64) for CUDA GPUs of SM 8.0 and newer, built for
+// sm_90a (and sm_80). Weights are reordered once at prepare() into the MMA fragment layout
+// (decode_layout.hpp) and streamed from HBM once per call; see sm90_decode_gemm.cu.
+#include "fp4gemm/backend.hpp"
+
+namespace fp4gemm {
+
+class CudaDecodeBackend final : public Backend {
+ public:
+  std::string name() const override { return "cuda_decode"; }
+  std::string summary() const override;
+  Memory memory() const override { return Memory::cuda; }
+  CheckResult check_device(const DeviceInfo& device) const override;
+  CheckResult check_problem(const GemmProblem& problem, const DeviceInfo& device) const override;
+  std::unique_ptr<PreparedWeight> prepare(const Nvfp4View& weight, const DeviceInfo& device) override;
+  void run(const ActivationView& a, const PreparedWeight& weight, float alpha, const MutableDenseView& out,
+           const RunContext& context) override;
+};
+
+}  // namespace fp4gemm

@@ -1,0 +1,151 @@
+#include "backends/cuda_decode/cuda_decode_backend.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <vector>
+
+#include "backends/cuda_common/cuda_check.hpp"
+#include "backends/cuda_common/device_buffer.hpp"
+#include "backends/cuda_decode/decode_layout.hpp"
+#include "backends/cuda_decode/decode_tuning.hpp"
+#include "backends/cuda_decode/sm90_decode_gemm.cuh"
+
+namespace fp4gemm {
+namespace {
+
+struct DecodeWeight final : PreparedWeight {
+  std::int64_t chunks = 0;
+  cuda::DeviceBuffer codes;
+  cuda::DeviceBuffer scales;
+  int multiprocessors = 0;
+};
+
+cuda_decode::OutputKind output_kind(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return cuda_decode::OutputKind::f32;
+    case DType::bf16: return cuda_decode::OutputKind::bf16;
+    case DType::f16: return cuda_decode::OutputKind::f16;
+  }
+  return cuda_decode::OutputKind::bf16;
+}
+
+// A device view copied to the host, so the reorder can run there (prepare is once per weight).
+struct HostCopy {
+  std::vector<std::uint8_t> codes, scales;
+  Nvfp4View view;
+};
+
+HostCopy copy_to_host(const Nvfp4View& weight) {
+  HostCopy copy;
+  copy.codes.resize(static_cast<std::size_t>(weight.code_bytes()));
+  copy.scales.resize(static_cast<std::size_t>(weight.scale_bytes()));
+  cuda::check_cuda(cudaMemcpy(copy.codes.data(), weight.codes, copy.codes.size(), cudaMemcpyDeviceToHost),
+                   "cuda_decode: reading the weight codes from the device");
+  cuda::check_cuda(cudaMemcpy(copy.scales.data(), weight.scales, copy.scales.size(), cudaMemcpyDeviceToHost),
+                   "cuda_decode: reading the weight scales from the device");
+  copy.view = weight;
+  copy.view.codes = copy.codes.data();
+  copy.view.scales = copy.scales.data();
+  copy.view.memory = Memory::host;
+  return copy;
+}
+
+}  // namespace
+
+std::string CudaDecodeBackend::summary() const {
+  return "CUDA small-M kernel (M <= " + std::to_string(cuda_decode::kMaxActivationRows) +
+         "): NVFP4 decoded in registers, BF16 mma.sync, weights streamed once (sm_90a, sm_80)";
+}
+
+CheckResult CudaDecodeBackend::check_device(const DeviceInfo& device) const {
+  if (!device.is_cuda()) return CheckResult::fail("needs a CUDA GPU");
+  if (device.sm() < 80) {
+    return CheckResult::fail("needs SM 8.0 or newer for BF16 tensor cores; this GPU is SM " + std::to_string(device.sm_major) +
+                             "." + std::to_string(device.sm_minor));
+  }
+  return CheckResult::pass();
+}
+
+CheckResult CudaDecodeBackend::check_problem(const GemmProblem& problem, const DeviceInfo& device) const {
+  if (problem.k % 16 != 0) return CheckResult::fail("K must be a multiple of 16");
+  if (problem.m > cuda_decode::kMaxActivationRows) {
+    return CheckResult::fail("serves M <= " + std::to_string(cuda_decode::kMaxActivationRows) + " (small-M kernel); M is " +
+                             std::to_string(problem.m));
+  }
+  if (problem.activation != ActivationType::bf16) {
+    return CheckResult::fail(std::string("needs BF16 activations (W4A16); got ") + to_string(problem.activation));
+  }
+  if (problem.n > INT32_MAX || problem.k > INT32_MAX) return CheckResult::fail("N and K must be below 2^31");
+  const double weight_bytes = double(problem.n) * double(problem.k) * 0.5625;
+  if (device.free_memory_bytes > 0 && weight_bytes > double(device.free_memory_bytes)) {
+    return CheckResult::fail("the prepared weight (" + std::to_string(std::int64_t(weight_bytes) >> 20) +
+                             " MiB) does not fit the free device memory");
+  }
+  return CheckResult::pass();
+}
+
+std::unique_ptr<PreparedWeight> CudaDecodeBackend::prepare(const Nvfp4View& weight, const DeviceInfo& device) {
+  const CheckResult usable = check_device(device);
+  if (!usable) throw Error(ErrorCode::unsupported, "cuda_decode: " + usable.reason);
+  cuda::DeviceGuard guard(device.index);
+  HostCopy host_copy;
+  const Nvfp4View* source = &weight;
+  if (weight.memory == Memory::cuda) {
+    validate_nvfp4(weight, "weight");  // shape checks; scales are checked once on the host copy
+    host_copy = copy_to_host(weight);
+    source = &host_copy.view;
+  }
+  validate_weight(*source);
+  const cuda_decode::DecodeLayout layout = cuda_decode::make_decode_layout(*source);
+  auto prepared = std::make_unique<DecodeWeight>();
+  prepared->rows = weight.rows;
+  prepared->cols = weight.cols;
+  prepared->backend = name();
+  prepared->device = device.index;
+  prepared->chunks = layout.chunks;
+  prepared->multiprocessors = device.multiprocessors;
+  prepared->codes = cuda::upload(layout.codes.data(), layout.codes.size(), "cuda_decode: weight codes");
+  prepared->scales = cuda::upload(layout.scales.data(), layout.scales.size(), "cuda_decode: weight scales");
+  return prepared;
+}
+
+void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weight, float alpha,
+                            const MutableDenseView& out, const RunContext& context) {
+  const GemmProblem problem = validate_gemm(a, weight, out, Memory::cuda);
+  const auto& prepared = prepared_as<DecodeWeight>(weight, name());
+  if (problem.activation != ActivationType::bf16) {
+    throw Error(ErrorCode::unsupported, "cuda_decode needs BF16 activations (W4A16); use cuda_dequant_cublas for " +
+                                            std::string(to_string(problem.activation)));
+  }
+  if (problem.m > cuda_decode::kMaxActivationRows) {
+    throw Error(ErrorCode::unsupported, "cuda_decode serves M <= 64; M is " + std::to_string(problem.m));
+  }
+  // NOTE: the kernel reads activation pairs as 32-bit words: base and row stride must keep them aligned.
+  if (reinterpret_cast<std::uintptr_t>(a.dense.data) % 4 != 0 || a.dense.stride() % 2 != 0) {
+    throw_invalid("cuda_decode: BF16 activations need a 4-byte aligned base and an even row stride");
+  }
+  if (problem.m == 0 || problem.n == 0) return;
+  cuda::DeviceGuard guard(prepared.device);
+  cuda::check_device_pointer(a.dense.data, prepared.device, "cuda_decode: activation");
+  cuda::check_device_pointer(out.data, prepared.device, "cuda_decode: output");
+
+  cuda_decode::DecodeGemmArgs args;
+  args.codes = prepared.codes.data();
+  args.scales = prepared.scales.data();
+  args.activations = a.dense.data;
+  args.activation_stride = a.dense.stride();
+  args.out = out.data;
+  args.out_stride = out.stride();
+  args.out_kind = output_kind(out.dtype);
+  args.m = int(problem.m);
+  args.n = int(problem.n);
+  args.k = int(problem.k);
+  args.chunks = int(prepared.chunks);
+  args.alpha = alpha;
+  const cuda_decode::LaunchShape shape =
+      cuda_decode::choose_launch_shape(problem.m, problem.n, problem.k, prepared.multiprocessors);
+  cuda::check_cuda(cuda_decode::launch_decode_gemm(args, shape, static_cast<cudaStream_t>(context.cuda_stream)),
+                   "cuda_decode: launching the kernel");
+}
+
+}  // namespace fp4gemm

@@ -1,0 +1,75 @@
+#include "backends/cuda_decode/decode_layout.hpp"
+
+#include "fp4gemm/format/e2m1.hpp"
+#include "fp4gemm/format/scale_layout.hpp"
+
+namespace fp4gemm::cuda_decode {
+namespace {
+
+// Element (row offset within the tile, column within the block) of fragment element `index`
+// (a0..a7) for lane group g and thread t, per the mma.m16n8k16 A-fragment layout.
+void fragment_position(int index, int g, int t, int& row, int& column) {
+  row = g + ((index / 2) % 2) * 8;        // a2, a3, a6, a7 are row g+8
+  column = 2 * t + (index % 2) + (index / 4) * 8;  // a4..a7 are columns +8
+}
+
+// Nibble slot of fragment element a0..a7 inside the lane's 32-bit word (see the header).
+constexpr int kNibbleOfElement[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+
+}  // namespace
+
+DecodeLayout make_decode_layout(const Nvfp4View& weight) {
+  DecodeLayout layout;
+  layout.rows = weight.rows;
+  layout.cols = weight.cols;
+  layout.row_tiles = (weight.rows + kTileRows - 1) / kTileRows;
+  layout.chunks = (weight.cols + kChunkK - 1) / kChunkK;
+  layout.codes.assign(static_cast<std::size_t>(layout.row_tiles * layout.chunks * 32 * 16), 0);
+  layout.scales.assign(static_cast<std::size_t>(layout.row_tiles * layout.chunks * 8 * 8), 0);
+  const std::int64_t blocks = weight.cols / 16;
+  const std::int64_t scale_columns = scale_layout::scale_cols(weight.cols);
+
+  auto code_at = [&](std::int64_t row, std::int64_t col) -> std::uint8_t {
+    if (row >= weight.rows || col >= weight.cols) return 0;
+    return e2m1::unpack(weight.codes + row * (weight.cols / 2), col);
+  };
+  auto scale_at = [&](std::int64_t row, std::int64_t block) -> std::uint8_t {
+    if (row >= weight.rows || block >= blocks) return 0;
+    const std::int64_t offset = weight.scale_layout == ScaleLayout::linear
+                                    ? row * scale_columns + block
+                                    : scale_layout::swizzled_offset(row, block, weight.cols);
+    return weight.scales[offset];
+  };
+
+  for (std::int64_t tile = 0; tile < layout.row_tiles; ++tile) {
+    for (std::int64_t chunk = 0; chunk < layout.chunks; ++chunk) {
+      const std::int64_t tile_chunk = tile * layout.chunks + chunk;
+      for (int lane = 0; lane < 32; ++lane) {
+        const int g = lane / 4, t = lane % 4;
+        for (int block = 0; block < kBlocksPerChunk; ++block) {
+          std::uint32_t word = 0;
+          for (int element = 0; element < 8; ++element) {
+            int row, column;
+            fragment_position(element, g, t, row, column);
+            const std::uint32_t code =
+                code_at(tile * kTileRows + row, (chunk * kBlocksPerChunk + block) * 16 + column);
+            word |= code << (4 * kNibbleOfElement[element]);
+          }
+          std::uint8_t* out = layout.codes.data() + (tile_chunk * 32 + lane) * 16 + block * 4;
+          for (int byte = 0; byte < 4; ++byte) out[byte] = std::uint8_t(word >> (8 * byte));
+        }
+      }
+      for (int g = 0; g < 8; ++g) {
+        std::uint8_t* out = layout.scales.data() + (tile_chunk * 8 + g) * 8;
+        for (int block = 0; block < kBlocksPerChunk; ++block) {
+          const std::int64_t global_block = chunk * kBlocksPerChunk + block;
+          out[block] = scale_at(tile * kTileRows + g, global_block);
+          out[4 + block] = scale_at(tile * kTileRows + g + 8, global_block);
+        }
+      }
+    }
+  }
+  return layout;
+}
+
+}  // namespace fp4gemm::cuda_decode

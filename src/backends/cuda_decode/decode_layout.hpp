@@ -1,0 +1,40 @@
+#pragma once
+// The weight layout of `cuda_decode` (host side: built once by prepare(), then uploaded).
+//
+// The kernel computes out^T = W * A^T with mma.sync.m16n8k16 (BF16 in, FP32 accumulate): weight
+// rows are the MMA's M dimension, activation rows its N dimension. A warp owns a tile of 16 weight
+// rows and walks K in chunks of 64 (four 16-element NVFP4 blocks).
+//
+// codes:  [row_tiles][chunks][32 lanes] x 16 bytes. Lane L (group g = L/4, t = L%4) holds, for each
+//         of the chunk's 4 blocks, one 32-bit word with exactly the 8 elements of its A fragment:
+//         rows g and g+8, block columns 2t, 2t+1, 2t+8, 2t+9. Nibble order inside the word is
+//         [0]=a0 [1]=a2 [2]=a4 [3]=a6 [4]=a1 [5]=a3 [6]=a5 [7]=a7, so fragment register p takes
+//         nibble p as its low BF16 lane and nibble p+4 as its high lane: two shifts and two masks
+//         per register, no shuffles. One 16-byte load per lane per chunk; a warp reads 512
+//         contiguous bytes.
+// scales: [row_tiles][chunks][8 groups] x 8 bytes: E4M3 scales of row g (bytes 0..3, blocks 0..3)
+//         then row g+8 (bytes 4..7). The four lanes of a group load the same 8 bytes.
+// Rows are padded to a multiple of 16 and K to a multiple of 64 with zero codes and zero scales,
+// so padding contributes exact zeros. Bytes per element: 0.5 (codes) + 1/16 (scales), unchanged.
+#include <cstdint>
+#include <vector>
+
+#include "fp4gemm/types.hpp"
+
+namespace fp4gemm::cuda_decode {
+
+inline constexpr int kTileRows = 16;
+inline constexpr int kChunkK = 64;
+inline constexpr int kBlocksPerChunk = kChunkK / 16;
+
+struct DecodeLayout {
+  std::int64_t rows = 0, cols = 0;
+  std::int64_t row_tiles = 0, chunks = 0;
+  std::vector<std::uint8_t> codes;   // row_tiles * chunks * 32 * 16 bytes
+  std::vector<std::uint8_t> scales;  // row_tiles * chunks * 8 * 8 bytes
+};
+
+// Reorders a host NVFP4 weight (linear or swizzled scales) into the layout above.
+DecodeLayout make_decode_layout(const Nvfp4View& weight);
+
+}  // namespace fp4gemm::cuda_decode

@@ -1,0 +1,32 @@
+#pragma once
+// Launcher of the NVFP4 small-M kernel (defined in sm90_decode_gemm.cu).
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "backends/cuda_decode/decode_tuning.hpp"
+
+namespace fp4gemm::cuda_decode {
+
+enum class OutputKind : int { f32 = 0, bf16 = 1, f16 = 2 };
+
+struct DecodeGemmArgs {
+  const void* codes = nullptr;        // decode layout (decode_layout.hpp), device memory
+  const void* scales = nullptr;
+  const void* activations = nullptr;  // BF16 [m, activation_stride], device memory
+  std::int64_t activation_stride = 0;
+  void* out = nullptr;                // [m, out_stride]
+  std::int64_t out_stride = 0;
+  OutputKind out_kind = OutputKind::bf16;
+  int m = 0, n = 0, k = 0;
+  int chunks = 0;  // K / 64, rounded up
+  float alpha = 1.0f;
+};
+
+// Launches on `stream`; returns the launch status (cudaSuccess or the error).
+cudaError_t launch_decode_gemm(const DecodeGemmArgs& args, const LaunchShape& shape, cudaStream_t stream);
+
+// The shapes compiled in (for tests and the tuning bench).
+bool is_compiled_shape(const LaunchShape& shape);
+
+}  // namespace fp4gemm::cuda_decode

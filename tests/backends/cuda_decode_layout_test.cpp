@@ -1,0 +1,108 @@
+// The `cuda_decode` weight layout and its register decode trick, emulated on the CPU lane by lane:
+// every fragment register of every lane must decode to the element mma.m16n8k16 expects there.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "backends/cuda_decode/decode_layout.hpp"
+#include "backends/cuda_decode/decode_tuning.hpp"
+#include "fp4gemm/format/e2m1.hpp"
+#include "fp4gemm/format/e4m3.hpp"
+#include "fp4gemm/format/half.hpp"
+#include "fp4gemm/format/nvfp4_matrix.hpp"
+#include "fp4gemm/format/scale_layout.hpp"
+#include "support/test_support.hpp"
+
+namespace fp4gemm::cuda_decode {
+namespace {
+
+// What the kernel does to one 16-bit lane: nibble bits placed at BF16 bits 15 | 8..6.
+float decode_lane(std::uint32_t shifted_word, bool high_lane) {
+  const std::uint32_t bits = ((shifted_word << 6) & 0x01C001C0u) | ((shifted_word << 12) & 0x80008000u);
+  const std::uint16_t lane_bits = high_lane ? std::uint16_t(bits >> 16) : std::uint16_t(bits & 0xFFFF);
+  return bf16_to_float(lane_bits) * std::ldexp(1.0f, 126);
+}
+
+void expect_layout_decodes_to(const Nvfp4Matrix& weight) {
+  const Nvfp4View view = weight.view();
+  const DecodeLayout layout = make_decode_layout(view);
+  const std::vector<float> expected = weight.dequantize(false);
+  ASSERT_EQ(layout.row_tiles, (weight.rows + 15) / 16);
+  ASSERT_EQ(layout.chunks, (weight.cols + 63) / 64);
+  for (std::int64_t tile = 0; tile < layout.row_tiles; ++tile) {
+    for (std::int64_t chunk = 0; chunk < layout.chunks; ++chunk) {
+      for (int lane = 0; lane < 32; ++lane) {
+        const int g = lane / 4, t = lane % 4;
+        const std::uint8_t* scale_bytes = layout.scales.data() + ((tile * layout.chunks + chunk) * 8 + g) * 8;
+        for (int block = 0; block < 4; ++block) {
+          std::uint32_t word;
+          std::memcpy(&word, layout.codes.data() + ((tile * layout.chunks + chunk) * 32 + lane) * 16 + block * 4, 4);
+          for (int p = 0; p < 4; ++p) {
+            const int row = g + (p % 2) * 8;            // registers 1 and 3 hold row g+8
+            const float scale = e4m3::decode(scale_bytes[(p % 2) * 4 + block]);
+            for (int half = 0; half < 2; ++half) {
+              const int column = 2 * t + half + (p / 2) * 8;  // registers 2 and 3 hold columns +8
+              const std::int64_t n = tile * 16 + row, k = (chunk * 4 + block) * 16 + column;
+              const float value = decode_lane(word >> (4 * p), half == 1) * scale;
+              const float want = (n < weight.rows && k < weight.cols) ? expected[std::size_t(n * weight.cols + k)] : 0.0f;
+              ASSERT_EQ(value, want) << "tile " << tile << " chunk " << chunk << " lane " << lane << " block " << block
+                                     << " register " << p << " half " << half;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CudaDecodeLayout, EveryLaneDecodesItsFragmentAtPaddedShapes) {
+  std::mt19937_64 rng(testing::fresh_seed());
+  for (auto [rows, cols] : {std::pair<std::int64_t, std::int64_t>{16, 64}, {37, 80}, {1, 16}, {129, 272}}) {
+    const std::vector<float> values = testing::random_values(rows * cols, rng);
+    expect_layout_decodes_to(quantize_weight(values.data(), rows, cols));
+  }
+}
+
+TEST(CudaDecodeLayout, SwizzledScalesGiveTheSameLayout) {
+  std::mt19937_64 rng(testing::fresh_seed());
+  const std::vector<float> values = testing::random_values(130 * 96, rng);
+  const Nvfp4Matrix linear = quantize_weight(values.data(), 130, 96);
+  Nvfp4Matrix swizzled = linear;
+  swizzled.scales = scale_layout::to_swizzled(linear.scales.data(), 130, 96);
+  swizzled.scale_layout = ScaleLayout::swizzled_128x4;
+  const DecodeLayout a = make_decode_layout(linear.view()), b = make_decode_layout(swizzled.view());
+  EXPECT_EQ(a.codes, b.codes);
+  EXPECT_EQ(a.scales, b.scales);
+}
+
+TEST(CudaDecodeLayout, EveryCodeAndScaleSurvivesTheDecodeTrickExactly) {
+  // value * 2^-126 in BF16, times scale * 2^118, must equal value * scale * 2^-8 exactly.
+  for (int code = 0; code < 16; ++code) {
+    const float decoded = decode_lane(std::uint32_t(code), false);
+    EXPECT_EQ(decoded, e2m1::decode(std::uint8_t(code))) << code;
+    for (int scale = 0; scale < 0x7F; ++scale) {
+      const float scale_value = e4m3::decode(std::uint8_t(scale));
+      const float scaled_scale = scale_value * std::ldexp(1.0f, 118);
+      ASSERT_EQ(bf16_to_float(float_to_bf16(scaled_scale)), scaled_scale) << "scale " << scale << " not exact in BF16";
+      ASSERT_LT(scaled_scale, std::ldexp(1.0f, 128));
+      const float product = (decoded * std::ldexp(1.0f, -126)) * scaled_scale;  // what fma.bf16x2 computes
+      ASSERT_EQ(product, e2m1::decode(std::uint8_t(code)) * scale_value * std::ldexp(1.0f, -8));
+      ASSERT_EQ(bf16_to_float(float_to_bf16(product)), product) << "product not exact in BF16";
+    }
+  }
+}
+
+TEST(CudaDecodeTuning, ShapesCoverEveryM) {
+  for (std::int64_t m = 1; m <= kMaxActivationRows; ++m) {
+    for (std::int64_t n : {16, 4096, 28672}) {
+      const LaunchShape shape = choose_launch_shape(m, n, 4096, 132);
+      EXPECT_GE(shape.m_tiles * 8, m);
+      EXPECT_EQ(shape.warps_n * shape.warps_k, 8);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fp4gemm::cuda_decode
