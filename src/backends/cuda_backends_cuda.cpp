@@ -1,0 +1,15 @@
+// Every CUDA backend, one line each. Order is display order only; the `auto` preference lives with
+// the runner. Constructing a backend must not touch the GPU (the list is built on GPU-less machines).
+#include "backends/cuda_backends.hpp"
+
+#include "backends/cuda_dequant_cublas/dequant_cublas_backend.hpp"
+
+namespace fp4gemm {
+
+std::vector<std::unique_ptr<Backend>> make_cuda_backends() {
+  std::vector<std::unique_ptr<Backend>> backends;
+  backends.push_back(std::make_unique<CudaDequantCublasBackend>());
+  return backends;
+}
+
+}  // namespace fp4gemm

@@ -1,0 +1,218 @@
+#include "backends/cuda_dequant_cublas/dequant_cublas_backend.hpp"
+
+#include <climits>
+#include <vector>
+
+#include "backends/cuda_common/cuda_check.hpp"
+#include "backends/cuda_common/device_buffer.hpp"
+#include "backends/cuda_dequant_cublas/dequant_kernels.hpp"
+#include "fp4gemm/format/nvfp4_matrix.hpp"
+
+namespace fp4gemm {
+namespace {
+
+constexpr const char* kName = "cuda_dequant_cublas";
+constexpr int kMinimumSm = 80;  // BF16 tensor cores and cuBLAS BF16 GEMMs start with Ampere
+constexpr int kSplitTerms = 3;  // FP32 activations = 3 BF16 terms (see the header)
+
+// The weight, dequantized: BF16 [rows, cols] row-major on `device`.
+struct DequantizedWeight final : PreparedWeight {
+  cuda::DeviceBuffer values;
+  const std::uint16_t* data() const { return values.as<const std::uint16_t>(); }
+};
+
+std::string where(const char* what) { return std::string(kName) + ": " + what; }
+
+cudaDataType_t cublas_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return CUDA_R_32F;
+    case DType::bf16: return CUDA_R_16BF;
+    case DType::f16: return CUDA_R_16F;
+  }
+  return CUDA_R_32F;
+}
+
+// Row-major out[M, N] = a[M, K] * w[N, K]^T is, in cuBLAS's column-major terms,
+// out^T[N, M] = w^T(op T of the [K, N] column-major w) * a^T([K, M] column-major a): the "TN" GEMM.
+void gemm_tn(cublasHandle_t handle, const std::uint16_t* weight, std::int64_t n, std::int64_t k, const void* activation,
+             std::int64_t activation_rows, std::int64_t activation_stride, float alpha, void* out, DType out_dtype,
+             std::int64_t out_stride) {
+  const float beta = 0.0f;
+  cuda::check_cublas(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(activation_rows), int(k), &alpha, weight,
+                                  CUDA_R_16BF, int(k), activation, CUDA_R_16BF, int(activation_stride), &beta, out,
+                                  cublas_type(out_dtype), int(out_stride), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                     where("the cuBLAS BF16 GEMM (cublasGemmEx)"));
+}
+
+void check_view_device(int view_device, int weight_device, const char* what) {
+  if (view_device != weight_device) {
+    throw_invalid(std::string(kName) + ": the " + what + " view names CUDA device " + std::to_string(view_device) +
+                  " but the weight was prepared on device " + std::to_string(weight_device) +
+                  "; run on the device the weight lives on");
+  }
+}
+
+// Every pointer the GPU will read or write, checked before anything is launched.
+void check_run_pointers(const ActivationView& a, const MutableDenseView& out, int device) {
+  if (a.type == ActivationType::nvfp4) {
+    check_view_device(a.nvfp4.device, device, "activation");
+    cuda::check_device_pointer(a.nvfp4.codes, device, where("the activation codes pointer"));
+    cuda::check_device_pointer(a.nvfp4.scales, device, where("the activation scales pointer"));
+  } else {
+    check_view_device(a.dense.device, device, "activation");
+    cuda::check_device_pointer(a.dense.data, device, where("the activation pointer"));
+  }
+  check_view_device(out.device, device, "output");
+  cuda::check_device_pointer(out.data, device, where("the output pointer"));
+}
+
+}  // namespace
+
+CudaDequantCublasBackend::~CudaDequantCublasBackend() {
+  for (auto& [device, handle] : handles_) {
+    int previous = 0;
+    if (cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(device) == cudaSuccess) {
+      cublasDestroy(handle);
+      cudaSetDevice(previous);
+    }
+  }
+}
+
+std::string CudaDequantCublasBackend::summary() const {
+  return "any CUDA GPU of SM >= 8.0: weight dequantized once to BF16 on the GPU (exact), cuBLAS BF16 GEMM with FP32 "
+         "accumulation; FP32 activations as an exact 3 x BF16 split";
+}
+
+CheckResult CudaDequantCublasBackend::check_device(const DeviceInfo& device) const {
+  if (!device.is_cuda()) return CheckResult::fail("needs a CUDA GPU; this device is the CPU");
+  if (device.sm() < kMinimumSm) {
+    return CheckResult::fail("needs a CUDA GPU of SM 8.0 or newer for BF16 GEMMs; this is SM " +
+                             std::to_string(device.sm_major) + "." + std::to_string(device.sm_minor));
+  }
+  return CheckResult::pass();
+}
+
+CheckResult CudaDequantCublasBackend::check_problem(const GemmProblem& problem, const DeviceInfo& device) const {
+  if (problem.k % 16 != 0) return CheckResult::fail("K must be a multiple of 16, the NVFP4 block size");
+  // cuBLAS takes int dimensions; FP32 activations become 3M rows.
+  const std::int64_t gemm_rows = problem.activation == ActivationType::f32 ? kSplitTerms * problem.m : problem.m;
+  if (gemm_rows > INT_MAX || problem.n > INT_MAX || problem.k > INT_MAX) {
+    return CheckResult::fail("cuBLAS takes 32-bit dimensions; M (x3 for FP32 activations), N and K must be below 2^31");
+  }
+  const double weight_bytes = 2.0 * double(problem.n) * double(problem.k);
+  if (device.free_memory_bytes > 0 && weight_bytes > double(device.free_memory_bytes)) {
+    return CheckResult::fail("the dequantized BF16 weight needs " + std::to_string(std::int64_t(weight_bytes) >> 20) +
+                             " MiB but the GPU has " + std::to_string(device.free_memory_bytes >> 20) + " MiB free");
+  }
+  return CheckResult::pass();
+}
+
+cublasHandle_t CudaDequantCublasBackend::handle_for(int device) {
+  const auto found = handles_.find(device);
+  if (found != handles_.end()) return found->second;
+  cublasHandle_t handle = nullptr;
+  cuda::check_cublas(cublasCreate(&handle), where("creating a cuBLAS handle"));
+  handles_.emplace(device, handle);
+  return handle;
+}
+
+std::unique_ptr<PreparedWeight> CudaDequantCublasBackend::prepare(const Nvfp4View& weight, const DeviceInfo& device) {
+  validate_weight(weight);
+  const CheckResult usable = check_device(device);
+  if (!usable) throw Error(ErrorCode::unsupported, std::string(kName) + " cannot run here: " + usable.reason);
+  if (weight.memory == Memory::cuda && weight.device != device.index) {
+    throw_invalid(std::string(kName) + ": the weight lives on CUDA device " + std::to_string(weight.device) +
+                  " but preparation was asked for device " + std::to_string(device.index));
+  }
+  cuda::DeviceGuard guard(device.index);
+  auto prepared = std::make_unique<DequantizedWeight>();
+  prepared->rows = weight.rows;
+  prepared->cols = weight.cols;
+  prepared->backend = name();
+  prepared->device = device.index;
+  if (weight.rows * weight.cols == 0) return prepared;
+
+  // Codes and scales on the device: uploaded from the host, or the caller's device buffers as they are.
+  cuda::DeviceBuffer uploaded_codes, uploaded_scales;
+  dequant_cublas::DeviceNvfp4 source{weight.codes, weight.scales, weight.scale_layout, weight.rows, weight.cols};
+  if (weight.memory == Memory::host) {
+    uploaded_codes = cuda::upload(weight.codes, std::size_t(weight.code_bytes()), where("the weight codes"));
+    uploaded_scales = cuda::upload(weight.scales, std::size_t(weight.scale_bytes()), where("the weight scales"));
+    source.codes = uploaded_codes.as<const std::uint8_t>();
+    source.scales = uploaded_scales.as<const std::uint8_t>();
+  } else {
+    cuda::check_device_pointer(weight.codes, device.index, where("the weight codes pointer"));
+    cuda::check_device_pointer(weight.scales, device.index, where("the weight scales pointer"));
+    // validate_weight() cannot read device scales; check a host copy for NaN once, here.
+    std::vector<std::uint8_t> host_scales(static_cast<std::size_t>(weight.scale_bytes()));
+    cuda::check_cuda(cudaMemcpy(host_scales.data(), weight.scales, host_scales.size(), cudaMemcpyDeviceToHost),
+                     where("copying the weight scales to the host for validation"));
+    Nvfp4View host_copy = weight;
+    host_copy.scales = host_scales.data();
+    host_copy.memory = Memory::host;  // codes are not read by the check
+    validate_nvfp4(host_copy, "weight");
+  }
+
+  prepared->values = cuda::DeviceBuffer(std::size_t(weight.rows * weight.cols) * 2, where("the BF16 weight"));
+  dequant_cublas::launch_dequantize_to_bf16(source, prepared->values.as<std::uint16_t>(), nullptr);
+  // Synchronous: the uploads are freed on return, and a failure belongs to prepare(), not a later run().
+  cuda::check_cuda(cudaStreamSynchronize(nullptr), where("dequantizing the weight to BF16"));
+  return prepared;
+}
+
+void CudaDequantCublasBackend::run(const ActivationView& a, const PreparedWeight& weight, float alpha,
+                                   const MutableDenseView& out, const RunContext& context) {
+  const GemmProblem problem = validate_gemm(a, weight, out, Memory::cuda);
+  const auto& prepared = prepared_as<DequantizedWeight>(weight, name());
+  if (problem.m == 0 || problem.n == 0) return;
+  const CheckResult fits = check_problem(problem, DeviceInfo{});
+  if (!fits) throw Error(ErrorCode::unsupported, std::string(kName) + " cannot run " + problem.to_string() + ": " + fits.reason);
+  check_run_pointers(a, out, prepared.device);
+  cuda::DeviceGuard guard(prepared.device);
+  const auto stream = static_cast<cudaStream_t>(context.cuda_stream);
+  const std::int64_t m = problem.m, n = problem.n, k = problem.k;
+  const std::size_t out_element = dtype_size(out.dtype);
+
+  if (k == 0) {  // an empty sum: every output is zero
+    cuda::check_cuda(cudaMemset2DAsync(out.data, std::size_t(out.stride()) * out_element, 0, std::size_t(n) * out_element,
+                                       std::size_t(m), stream),
+                     where("zeroing the output of a K = 0 product"));
+    return;
+  }
+
+  std::lock_guard lock(mutex_);
+  cublasHandle_t handle = handle_for(prepared.device);
+  cuda::check_cublas(cublasSetStream(handle, stream), where("binding the caller's CUDA stream to cuBLAS"));
+
+  // The BF16 operand cuBLAS multiplies: the caller's BF16 rows, or scratch made from NVFP4 / FP32.
+  const void* activation = a.dense.data;
+  std::int64_t activation_rows = m, activation_stride = a.dense.stride();
+  std::unique_ptr<cuda::StreamBuffer> converted;
+  if (a.type == ActivationType::nvfp4) {
+    converted = std::make_unique<cuda::StreamBuffer>(std::size_t(m * k) * 2, stream, where("the BF16 activations"));
+    dequant_cublas::launch_dequantize_to_bf16({a.nvfp4.codes, a.nvfp4.scales, a.nvfp4.scale_layout, m, k},
+                                              converted->as<std::uint16_t>(), stream);
+    activation = converted->data();
+    activation_stride = k;
+  } else if (a.type == ActivationType::f32) {
+    converted = std::make_unique<cuda::StreamBuffer>(std::size_t(kSplitTerms * m * k) * 2, stream,
+                                                     where("the 3 x BF16 split of the FP32 activations"));
+    dequant_cublas::launch_split_f32_to_bf16x3(static_cast<const float*>(a.dense.data), a.dense.stride(), m, k,
+                                               converted->as<std::uint16_t>(), stream);
+    activation = converted->data();
+    activation_rows = kSplitTerms * m;
+    activation_stride = k;
+  }
+
+  const bool needs_epilogue = a.type == ActivationType::f32 || out.dtype == DType::f16;
+  if (!needs_epilogue) {
+    gemm_tn(handle, prepared.data(), n, k, activation, activation_rows, activation_stride, alpha, out.data, out.dtype,
+            out.stride());
+    return;
+  }
+  cuda::StreamBuffer partials(std::size_t(activation_rows * n) * sizeof(float), stream, where("the FP32 partial products"));
+  gemm_tn(handle, prepared.data(), n, k, activation, activation_rows, activation_stride, 1.0f, partials.data(), DType::f32, n);
+  dequant_cublas::launch_combine_partials(partials.as<float>(), int(activation_rows / m), m, n, alpha, out, stream);
+}
+
+}  // namespace fp4gemm

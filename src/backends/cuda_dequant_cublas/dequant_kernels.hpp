@@ -1,0 +1,36 @@
+#pragma once
+// GPU kernels of `cuda_dequant_cublas` (launchers; the kernels live in dequant_kernels.cu).
+// BF16 values travel as their 16-bit patterns (std::uint16_t) so host files need no CUDA headers.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "fp4gemm/types.hpp"
+
+namespace fp4gemm::dequant_cublas {
+
+// An NVFP4 matrix already in device memory: codes [rows, cols/2], E4M3 scales linear or 128x4.
+struct DeviceNvfp4 {
+  const std::uint8_t* codes = nullptr;
+  const std::uint8_t* scales = nullptr;
+  ScaleLayout scale_layout = ScaleLayout::linear;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+};
+
+// out[r, c] = e2m1(code) * e4m3(block scale), as BF16, [rows, cols] contiguous. Exact: every such
+// product has at most 6 significant bits and lies in [2^-10, 2688]. The global scale is not applied.
+// `out` must be 16-byte aligned (a cudaMalloc/cudaMallocAsync allocation is).
+void launch_dequantize_to_bf16(const DeviceNvfp4& matrix, std::uint16_t* out, cudaStream_t stream);
+
+// Splits FP32 values into three BF16 terms, hi + mid + lo == x exactly for normal-range finite x
+// (8 + 8 + 8 significant bits cover FP32's 24). out is [3 * rows, cols]: hi rows, then mid, then lo.
+void launch_split_f32_to_bf16x3(const float* values, std::int64_t row_stride, std::int64_t rows, std::int64_t cols,
+                                std::uint16_t* out, cudaStream_t stream);
+
+// out[r, c] = alpha * sum_p partials[p * rows + r, c] (p < parts, partials [parts * rows, cols]
+// contiguous FP32), rounded once to out's dtype.
+void launch_combine_partials(const float* partials, int parts, std::int64_t rows, std::int64_t cols, float alpha,
+                             const MutableDenseView& out, cudaStream_t stream);
+
+}  // namespace fp4gemm::dequant_cublas
