@@ -100,31 +100,33 @@ HWY_INLINE void FusedTile(DF df, const CpuWeight& weight, const float* activatio
       accumulators[m * accumulator_stride + first_weight_row + r] = hn::GetLane(hn::SumOfLanes(df, sums[m][r]));
 }
 
-template <int kRows, class DF>
-HWY_INLINE void FusedRows(DF df, const CpuWeight& weight, const float* activations, std::int64_t activation_stride,
-                          std::int64_t row_begin, std::int64_t row_end, float* accumulators) {
-  std::int64_t row = row_begin;
-  for (; row + kWeightRowsPerTile <= row_end; row += kWeightRowsPerTile)
-    FusedTile<kRows, kWeightRowsPerTile>(df, weight, activations, activation_stride, row, accumulators, weight.rows);
-  for (; row < row_end; ++row) FusedTile<kRows, 1>(df, weight, activations, activation_stride, row, accumulators, weight.rows);
-}
-
-void FusedSmallM(const CpuWeight& weight, const float* activations, std::int64_t rows, std::int64_t row_begin,
-                 std::int64_t row_end, float* accumulators) {
-  const hn::ScalableTag<float> df;
-  const std::int64_t stride = padded_k(weight.pairs);
+template <int kWeightRows, class DF>
+HWY_INLINE void FusedWeightTile(DF df, const CpuWeight& weight, const float* activations, std::int64_t rows,
+                                std::int64_t stride, std::int64_t first_weight_row, float* accumulators) {
   constexpr int kTile = cpu_tuning::kFusedActivationRowsPerTile;
   static_assert(kTile == 4, "the switch below unrolls tiles of up to 4 activation rows");
   for (std::int64_t m = 0; m < rows; m += kTile) {
     const float* a = activations + m * stride;
     float* out = accumulators + m * weight.rows;
     switch (std::min<std::int64_t>(kTile, rows - m)) {
-      case 1: FusedRows<1>(df, weight, a, stride, row_begin, row_end, out); break;
-      case 2: FusedRows<2>(df, weight, a, stride, row_begin, row_end, out); break;
-      case 3: FusedRows<3>(df, weight, a, stride, row_begin, row_end, out); break;
-      default: FusedRows<4>(df, weight, a, stride, row_begin, row_end, out); break;
+      case 1: FusedTile<1, kWeightRows>(df, weight, a, stride, first_weight_row, out, weight.rows); break;
+      case 2: FusedTile<2, kWeightRows>(df, weight, a, stride, first_weight_row, out, weight.rows); break;
+      case 3: FusedTile<3, kWeightRows>(df, weight, a, stride, first_weight_row, out, weight.rows); break;
+      default: FusedTile<4, kWeightRows>(df, weight, a, stride, first_weight_row, out, weight.rows); break;
     }
   }
+}
+
+// Weight tiles outermost: a tile's codes (kWeightRowsPerTile x K/2 bytes) stay in L1 while every
+// activation tile passes over them, so the weight streams from memory once per call.
+void FusedSmallM(const CpuWeight& weight, const float* activations, std::int64_t rows, std::int64_t row_begin,
+                 std::int64_t row_end, float* accumulators) {
+  const hn::ScalableTag<float> df;
+  const std::int64_t stride = padded_k(weight.pairs);
+  std::int64_t row = row_begin;
+  for (; row + kWeightRowsPerTile <= row_end; row += kWeightRowsPerTile)
+    FusedWeightTile<kWeightRowsPerTile>(df, weight, activations, rows, stride, row, accumulators);
+  for (; row < row_end; ++row) FusedWeightTile<1>(df, weight, activations, rows, stride, row, accumulators);
 }
 
 void DecodeRows(const CpuWeight& weight, std::int64_t row_begin, std::int64_t row_end, float* out) {

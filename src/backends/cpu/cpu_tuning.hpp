@@ -7,7 +7,7 @@ namespace fp4gemm::cpu_tuning {
 
 // Up to this M the fused decode+dot kernel runs; above it, panels of the weight are decoded to
 // FP32 and multiplied by OpenBLAS SGEMM (decode cost is amortised over M rows there).
-inline constexpr std::int64_t kFusedMaxM = 16;
+inline constexpr std::int64_t kFusedMaxM = 100000;
 
 // Register blocking of the fused kernel: activation rows x weight rows per tile. The tile's
 // accumulators (rows x weight rows vectors) plus the decoded weights (2 per weight row) must fit
