@@ -21,6 +21,9 @@ struct DeviceInfo {
   // Libraries as found at run time (0 when absent), so checks can say "cuBLASLt too old".
   int cuda_runtime_version = 0;
   int cublaslt_version = 0;
+  // True when filled in from the hardware by probe_cuda_devices(). Hand-built (simulated) devices
+  // leave it false: checks must then decide from the fields alone and never touch a GPU.
+  bool probed = false;
 
   bool is_cuda() const { return kind == Kind::cuda; }
   int sm() const { return sm_major * 10 + sm_minor; }  // 90 for sm_90

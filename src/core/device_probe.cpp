@@ -98,6 +98,7 @@ std::vector<DeviceInfo> probe_cuda_devices() {
     }
     device.cuda_runtime_version = runtime_version;
     device.cublaslt_version = int(cublasLtGetVersion());
+    device.probed = true;
     devices.push_back(device);
   }
   return devices;

@@ -1,0 +1,107 @@
+// serve(): the per-call path. Try the plan's candidates in order; the first that completes wins.
+// A failure (exception from prepare or run: CUDA error, library status, OOM, anything) is warned
+// once per backend+problem, remembered so later calls skip that backend for that problem, and the
+// next candidate re-runs the whole GEMM into `out`, overwriting whatever the failed attempt left.
+// A sticky CUDA error (ErrorCode::unrecoverable) is rethrown at once: nothing can run after it.
+#include "dispatch/runner_state.hpp"
+#include "dispatch/staging.hpp"
+
+namespace fp4gemm::dispatch {
+namespace {
+
+// Runs the canary for `slot` unless it already passed for these operand types. Returns "" when the
+// backend may serve, else the quarantine reason.
+std::string ensure_canary(RunnerState& state, BackendSlot& slot, const GemmProblem& problem) {
+  const std::string name = slot.backend->name();
+  const std::string key = canary_key(name, problem.activation, problem.output);
+  {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    if (auto quarantined = state.quarantine.find(name); quarantined != state.quarantine.end()) return quarantined->second;
+    if (state.canary_passed.count(key)) return "";
+  }
+  const DeviceInfo& device = state.device_for(*slot.backend);
+  CanaryReport report;
+  {
+    std::lock_guard<std::mutex> run_lock(slot.run_mutex);
+    report = run_canary(*slot.backend, device, state.primary.index, {problem.activation}, problem.output, &problem);
+  }
+  std::lock_guard<std::mutex> lock(state.mutex);
+  if (report.passed) {
+    state.canary_passed.insert(key);
+    return "";
+  }
+  state.quarantine[name] = report.reason;
+  return report.reason;
+}
+
+std::string describe(const std::exception_ptr& failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const std::bad_alloc&) {
+    return "ran out of host memory (std::bad_alloc)";
+  } catch (const std::exception& error) {
+    return error.what();
+  } catch (...) {
+    return "threw an exception that is not a std::exception";
+  }
+}
+
+}  // namespace
+
+void serve(RunnerState& state, const ActivationView& a, WeightState& weight, float alpha, const MutableDenseView& out,
+           const RunContext& context, const GemmProblem& problem) {
+  Plan plan;
+  {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    plan = plan_for(state, problem);
+  }
+  if (plan.order.empty()) throw Error(ErrorCode::unsupported, "cannot run " + problem.to_string() + ": " +
+                                                                  plan.explanation.choice_reason +
+                                                                  "; run `fp4gemm explain` with this shape for details");
+  std::string causes;
+  for (const std::string& name : plan.order) {
+    BackendSlot& slot = *state.find(name);
+    if (state.options.canary) {
+      const std::string quarantine = ensure_canary(state, slot, problem);
+      if (!quarantine.empty()) {
+        state.warn_once("quarantine:" + name, "backend '" + name + "' is quarantined: its canary " + quarantine +
+                                                  "; it will not serve in this runner");
+        causes += (causes.empty() ? "" : "; ") + name + ": quarantined (" + quarantine + ")";
+        if (plan.strict) break;
+        continue;
+      }
+    }
+    std::exception_ptr failure;
+    try {
+      const DeviceInfo& device = state.device_for(*slot.backend);
+      const auto layout = weight.layout_for(*slot.backend, device, state.primary.index);
+      std::lock_guard<std::mutex> run_lock(slot.run_mutex);
+      run_with_staging(*slot.backend, a, *layout, alpha, out, context, state.primary.index);
+      return;
+    } catch (const Error& error) {
+      if (error.code() == ErrorCode::unrecoverable) throw;
+      failure = std::current_exception();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    const std::string cause = describe(failure);
+    {
+      std::lock_guard<std::mutex> lock(state.mutex);
+      state.failures[failure_key(name, problem)] = cause;
+    }
+    causes += (causes.empty() ? "" : "; ") + name + ": " + cause;
+    state.warn_once("failure:" + failure_key(name, problem),
+                    "backend '" + name + "' failed on " + problem.to_string() + ": " + cause +
+                        (plan.strict ? "" : "; using the next candidate for this problem from now on"));
+    if (plan.strict) break;
+  }
+  if (plan.strict) {
+    throw Error(ErrorCode::backend_failure, "backend '" + plan.order.front() + "', requested by " + state.setting.origin +
+                                                ", failed on " + problem.to_string() + " (" + causes +
+                                                "); an explicitly chosen backend is not replaced by another: "
+                                                "choose another backend or unset the choice to let auto fall back");
+  }
+  throw Error(ErrorCode::backend_failure, "every candidate backend failed on " + problem.to_string() + ": " + causes);
+}
+
+}  // namespace fp4gemm::dispatch

@@ -1,0 +1,67 @@
+// The `auto` preference table: one row per architecture family, best backend first.
+#include "fp4gemm/dispatch/preference.hpp"
+
+#include <stdexcept>
+
+namespace fp4gemm::dispatch {
+
+const char* to_string(ArchFamily family) {
+  switch (family) {
+    case ArchFamily::sm12x: return "SM 12.x";
+    case ArchFamily::sm10x: return "SM 10.x";
+    case ArchFamily::sm90: return "SM 9.0";
+    case ArchFamily::sm8x: return "SM 8.x";
+    case ArchFamily::other_gpu: return "other GPU";
+    case ArchFamily::no_gpu: return "no GPU";
+  }
+  return "?";
+}
+
+ArchFamily family_of(const DeviceInfo& gpu) {
+  if (!gpu.is_cuda()) return ArchFamily::no_gpu;
+  if (gpu.sm_major == 12) return ArchFamily::sm12x;
+  if (gpu.sm_major == 10) return ArchFamily::sm10x;
+  if (gpu.sm_major == 9 && gpu.sm_minor == 0) return ArchFamily::sm90;
+  if (gpu.sm_major == 8) return ArchFamily::sm8x;
+  return ArchFamily::other_gpu;
+}
+
+// NOTE: the one place the `auto` order lives. Host backends close every GPU row: they are the
+// fallback of last resort (operands in GPU memory are staged through the host), `ref` last
+// because it is the slow FP64 oracle.
+const std::vector<PreferenceRow>& preference_table() {
+  static const std::vector<PreferenceRow> table = {
+      {ArchFamily::sm12x,
+       {"cublaslt", "cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
+       "unmeasured here (no Blackwell GPU): native block-scaled FP4 tensor cores (cuBLASLt) first for W4A4, "
+       "as on SM 10.x; W4A16 falls through to the BF16 paths"},
+      {ArchFamily::sm10x,
+       {"cublaslt", "cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
+       "unmeasured here (no Blackwell GPU): tcgen05 FP4 MMA has 2-4x the BF16 rate and reads 0.5625 B per "
+       "weight, so native NVFP4 first; W4A16 needs the BF16 paths"},
+      // NOTE: issue 3's benchmark of our own kernels on the H200 will refine the crossover between
+      // cuda_decode and cuda_dequant_cublas; until then the M <= 64 limit of cuda_decode decides.
+      {ArchFamily::sm90,
+       {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
+       "docs GPU.md peers on one H200 (2026-11-30): at M=1 a weight-streaming NVFP4 kernel (vLLM Marlin-FP4 "
+       "55.8 us) beats cuBLAS BF16 (109.3 us) on 28672x8192, still at M=64 (97.2 vs 118.3 us); at M=4096 "
+       "cuBLAS BF16 wins (2556 vs 5765 us): decode kernel for small M, dequantize + cuBLAS for large M; "
+       "cuBLASLt has no NVFP4 on sm_90"},
+      {ArchFamily::sm8x,
+       {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
+       "unmeasured: same reasoning as SM 9.0 (small M is weight-bandwidth bound, large M is BF16-compute bound)"},
+      {ArchFamily::other_gpu,
+       {"cuda_dequant_cublas", "cpu", "ref"},
+       "unmeasured: only the generic dequantize + cuBLAS path is expected to run"},
+      {ArchFamily::no_gpu, {"cpu", "ref"}, "the SIMD backend is orders of magnitude faster than the FP64 oracle"},
+  };
+  return table;
+}
+
+const PreferenceRow& preference_for(ArchFamily family) {
+  for (const auto& row : preference_table())
+    if (row.family == family) return row;
+  throw std::logic_error("preference table has no row for a family");
+}
+
+}  // namespace fp4gemm::dispatch

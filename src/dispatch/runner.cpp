@@ -1,0 +1,173 @@
+// Runner: construction (devices, backends, configuration, profile), prepare, gemm, explain.
+#include "fp4gemm/runner.hpp"
+
+#include <atomic>
+
+#include "dispatch/runner_state.hpp"
+#include "fp4gemm/registry.hpp"
+
+namespace fp4gemm {
+namespace dispatch {
+
+BackendSlot* RunnerState::find(const std::string& name) const {
+  for (const auto& slot : backends)
+    if (slot->backend->name() == name) return slot.get();
+  return nullptr;
+}
+
+const DeviceInfo& RunnerState::device_for(const Backend& backend) const {
+  return backend.memory() == Memory::host ? host : primary;
+}
+
+std::vector<std::string> RunnerState::backend_names() const {
+  std::vector<std::string> names;
+  for (const auto& slot : backends) names.push_back(slot->backend->name());
+  return names;
+}
+
+void RunnerState::warn_once(const std::string& key, const std::string& message) {
+  once.report(key, LogLevel::warning, message, log);
+}
+
+std::string canary_key(const std::string& backend, ActivationType activation, DType output) {
+  return backend + "|" + to_string(activation) + "|" + to_string(output);
+}
+
+std::string failure_key(const std::string& backend, const GemmProblem& problem) {
+  return backend + "|" + problem.to_string();
+}
+
+namespace {
+
+DeviceInfo select_primary_device(const RunnerOptions& options, const DeviceInfo& host) {
+  if (options.simulated_device) return *options.simulated_device;
+  if (options.device == RunnerOptions::kCpuOnly) return host;
+  const std::vector<DeviceInfo> gpus = probe_cuda_devices();
+  if (options.device == RunnerOptions::kFirstGpu) return gpus.empty() ? host : gpus.front();
+  if (options.device < 0 || options.device >= int(gpus.size())) {
+    throw Error(ErrorCode::invalid_argument,
+                "CUDA device " + std::to_string(options.device) + " does not exist: this process sees " +
+                    std::to_string(gpus.size()) + " CUDA device(s)" +
+                    (gpus.empty() ? " (" + cuda_unavailable_reason() + ")" : "") + "; pick an index below that or the CPU");
+  }
+  return gpus[std::size_t(options.device)];
+}
+
+std::atomic<std::uint64_t> next_runner_id{1};
+
+}  // namespace
+}  // namespace dispatch
+
+Runner::Runner(RunnerOptions options) : state_(std::make_unique<dispatch::RunnerState>()) {
+  auto& state = *state_;
+  state.id = dispatch::next_runner_id++;
+  state.log = options.log ? options.log : dispatch::stderr_sink();
+  if (options.backends.empty()) {
+    for (auto& backend : make_all_backends()) options.backends.push_back(std::move(backend));
+  }
+  for (auto& backend : options.backends) {
+    auto slot = std::make_unique<dispatch::BackendSlot>();
+    slot->backend = backend;
+    state.backends.push_back(std::move(slot));
+  }
+  state.host = probe_cpu();
+  state.primary = dispatch::select_primary_device(options, state.host);
+
+  const auto environment = options.environment ? options.environment : dispatch::process_environment();
+  state.setting = dispatch::resolve_backend_setting(options.backend, dispatch::kGemmBackendVariables, environment,
+                                                    state.backend_names());
+  // Configuration warnings are about the process, not this runner: once per process.
+  for (const auto& warning : state.setting.warnings)
+    dispatch::process_once_log().report(warning.key, dispatch::LogLevel::warning, warning.message, state.log);
+
+  if (!options.profile_path.empty()) {
+    state.profile = dispatch::TunedProfile::load(options.profile_path);
+    state.profile_mismatch = state.profile->mismatch_reason(dispatch::metadata_for(state.primary));
+    if (!state.profile_mismatch.empty()) {
+      dispatch::process_once_log().report("profile:" + options.profile_path, dispatch::LogLevel::warning,
+                                          state.profile_mismatch, state.log);
+    }
+  }
+  state.options = std::move(options);
+}
+
+Runner::~Runner() = default;
+
+WeightHandle Runner::prepare(const Nvfp4View& weight, WeightSource source) {
+  if (weight.memory == Memory::host) validate_weight(weight);  // device scales are checked by the backend
+  if (source == WeightSource::copy && weight.memory != Memory::host) {
+    throw_invalid("WeightSource::copy keeps a host copy and needs a weight in host memory; pass WeightSource::borrow "
+                  "for a weight in GPU memory and keep it alive as long as the handle");
+  }
+  auto state = std::make_shared<dispatch::WeightState>();
+  state->runner_id = state_->id;
+  state->source = weight;
+  if (source == WeightSource::copy) {
+    state->owned_codes.assign(weight.codes, weight.codes + weight.code_bytes());
+    state->owned_scales.assign(weight.scales, weight.scales + weight.scale_bytes());
+    state->source.codes = state->owned_codes.data();
+    state->source.scales = state->owned_scales.data();
+  }
+  WeightHandle handle;
+  handle.state_ = std::move(state);
+  return handle;
+}
+
+void Runner::gemm(const ActivationView& a, const WeightHandle& weight, float alpha, const MutableDenseView& out,
+                  const RunContext& context) {
+  if (!weight.state_) throw_invalid("the weight handle is empty: get one from Runner::prepare()");
+  if (weight.state_->runner_id != state_->id) {
+    throw_invalid("the weight handle was prepared by another Runner; prepare it with the runner that runs it");
+  }
+  // Shape, stride and dtype checks before anything runs; memory must agree between a and out.
+  PreparedWeight shape;
+  shape.rows = weight.rows();
+  shape.cols = weight.cols();
+  shape.backend = "runner";
+  const GemmProblem problem = validate_gemm(a, shape, out, a.memory());
+  if (problem.m == 0 || problem.n == 0) return;
+  dispatch::serve(*state_, a, *weight.state_, alpha, out, context, problem);
+}
+
+dispatch::Explanation Runner::explain(const GemmProblem& problem) const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return dispatch::plan_for(*state_, problem).explanation;
+}
+
+std::vector<CanaryReport> Runner::run_all_canaries(ActivationType activation, DType output) {
+  std::vector<CanaryReport> reports;
+  for (const auto& slot : state_->backends) {
+    const DeviceInfo& device = state_->device_for(*slot->backend);
+    CanaryReport report;
+    report.backend = slot->backend->name();
+    const CheckResult device_check = slot->backend->check_device(device);
+    if (!device_check) {
+      report.reason = "cannot run on " + device.to_string() + ": " + device_check.reason;
+      reports.push_back(report);
+      continue;
+    }
+    // The requested operand types first, then the others, so W4A4-only backends get a canary too.
+    std::vector<ActivationType> activations{activation};
+    for (ActivationType other : {ActivationType::bf16, ActivationType::nvfp4, ActivationType::f32})
+      if (other != activation) activations.push_back(other);
+    {
+      std::lock_guard<std::mutex> run_lock(slot->run_mutex);
+      report = dispatch::run_canary(*slot->backend, device, state_->primary.index, activations, output, nullptr);
+    }
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    if (report.ran && !report.passed) state_->quarantine[report.backend] = report.reason;
+    reports.push_back(report);
+  }
+  return reports;
+}
+
+std::map<std::string, std::string> Runner::quarantined() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->quarantine;
+}
+
+const DeviceInfo& Runner::device() const { return state_->primary; }
+const DeviceInfo& Runner::host_device() const { return state_->host; }
+const dispatch::BackendSetting& Runner::setting() const { return state_->setting; }
+
+}  // namespace fp4gemm

@@ -1,0 +1,84 @@
+#pragma once
+// The Runner's private state, shared by the files of src/dispatch/ (resolution, fallback, canary,
+// weight handles). Everything mutable is guarded by `mutex` unless noted.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fp4gemm/runner.hpp"
+
+namespace fp4gemm::dispatch {
+
+struct BackendSlot {
+  std::shared_ptr<Backend> backend;
+  // NOTE: Backend::run is not const and a backend may keep per-instance workspace (cuBLASLt
+  // handle, scratch), so the runner never runs one backend instance on two threads at once.
+  std::mutex run_mutex;
+};
+
+struct RunnerState {
+  std::uint64_t id = 0;  // distinguishes runners so a WeightHandle is used with its own
+  RunnerOptions options;
+  LogSink log;
+  DeviceInfo host;     // the CPU: where host backends run
+  DeviceInfo primary;  // the GPU, or the CPU when there is none
+  BackendSetting setting;
+  std::optional<TunedProfile> profile;
+  std::string profile_mismatch;  // empty when the profile applies here
+  std::vector<std::unique_ptr<BackendSlot>> backends;
+
+  mutable std::mutex mutex;
+  std::map<std::string, std::string> quarantine;            // backend -> canary failure
+  std::set<std::string> canary_passed;                      // canary_key()
+  std::map<std::string, std::string> failures;              // failure_key() -> cause
+  OnceLog once;                                             // per-runner warnings (fallbacks)
+
+  BackendSlot* find(const std::string& name) const;
+  // Host backends are checked against and run on the CPU, GPU backends on the primary device.
+  const DeviceInfo& device_for(const Backend& backend) const;
+  std::vector<std::string> backend_names() const;
+  void warn_once(const std::string& key, const std::string& message);
+};
+
+std::string canary_key(const std::string& backend, ActivationType activation, DType output);
+std::string failure_key(const std::string& backend, const GemmProblem& problem);
+
+// The candidate list of one problem, with the explain trail. Callers hold state.mutex.
+struct Plan {
+  Explanation explanation;
+  std::vector<std::string> order;  // backends to try, in order (the `ok` candidates)
+  bool strict = false;             // an explicit request: no fallback to other backends
+};
+Plan plan_for(const RunnerState& state, const GemmProblem& problem);
+
+// A canary for `backend` on its device with the given operand types; runs without holding
+// state.mutex. Rethrows Error(unrecoverable).
+CanaryReport run_canary(Backend& backend, const DeviceInfo& device, int gpu_index,
+                        const std::vector<ActivationType>& activations, DType output, const GemmProblem* problem);
+
+// The shared state of a WeightHandle.
+struct WeightState {
+  std::uint64_t runner_id = 0;
+  Nvfp4View source;                      // borrowed, or pointing into the owned copies below
+  std::vector<std::uint8_t> owned_codes;  // WeightSource::copy
+  std::vector<std::uint8_t> owned_scales;
+
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<const PreparedWeight>> layouts;  // backend -> its layout
+  std::map<std::string, std::string> prepare_failures;                  // backend -> cause
+
+  // The layout of `backend`, made on first use (a GPU-resident source is staged to the host for
+  // host backends). Throws the preparation error, again on later calls without retrying.
+  std::shared_ptr<const PreparedWeight> layout_for(Backend& backend, const DeviceInfo& device, int gpu_index);
+};
+
+// Picks one backend for the problem, proves it with a canary, runs it, and falls back on failure.
+void serve(RunnerState& state, const ActivationView& a, WeightState& weight, float alpha, const MutableDenseView& out,
+           const RunContext& context, const GemmProblem& problem);
+
+}  // namespace fp4gemm::dispatch

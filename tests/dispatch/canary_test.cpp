@@ -1,0 +1,113 @@
+// The canary quarantines backends that return zeros, NaN, half an output, or throw, before they
+// serve; `explain` shows the reason and the caller still gets a correct result from the next one.
+#include <gtest/gtest.h>
+
+#include "backends/cpu/cpu_backend.hpp"
+#include "backends/ref/ref_backend.hpp"
+#include "dispatch/faulty_backends.hpp"
+#include "fp4gemm/runner.hpp"
+#include "support/test_support.hpp"
+
+namespace fp4gemm::testing {
+namespace {
+
+struct Broken {
+  Fault fault;
+  std::string reason;  // a phrase the quarantine reason must contain
+};
+
+const Broken kBroken[] = {
+    {Fault::zeros, "returned all zeros"},
+    {Fault::nan, "returned NaN or Inf"},
+    {Fault::throw_in_run, "threw: "},
+    {Fault::half_output, "unwritten"},
+};
+
+RunnerOptions options_with(std::shared_ptr<Backend> first, std::vector<std::string>* warnings) {
+  RunnerOptions options;
+  options.simulated_device = simulated_gpu(12, 0);
+  options.environment = [](const std::string&) { return std::optional<std::string>(); };
+  options.log = [warnings](dispatch::LogLevel, const std::string& message) { warnings->push_back(message); };
+  options.backends = {first, std::make_shared<RefBackend>()};
+  options.auto_order = {first->name(), "ref"};
+  return options;
+}
+
+TEST(Canary, BrokenBackendsAreQuarantinedBeforeTheyServe) {
+  for (const Broken& broken : kBroken) {
+    for (ActivationType activation : {ActivationType::bf16, ActivationType::nvfp4, ActivationType::f32}) {
+      std::vector<std::string> warnings;
+      auto backend = std::make_shared<FaultyBackend>("broken", broken.fault);
+      Runner runner(options_with(backend, &warnings));
+      const GemmCase c{3, 40, 96, activation, DType::bf16};
+      const std::string what = broken.reason + " " + c.to_string();
+      std::mt19937_64 rng(fresh_seed());
+      const GemmOperands operands = make_operands(c, rng);
+      const WeightHandle weight = runner.prepare(operands.weight.view());
+      PoisonedOutput out = make_poisoned_output(c.m, c.n, c.output);
+      runner.gemm(operands.activation(), weight, operands.alpha, out.view);
+      EXPECT_EQ(compare_with_reference(operands, read_output(out), c.m, c.n, c.output, 1e-5), "") << what;
+
+      const auto quarantined = runner.quarantined();
+      ASSERT_EQ(quarantined.count("broken"), 1u) << what;
+      EXPECT_NE(quarantined.at("broken").find(broken.reason), std::string::npos) << what << ": " << quarantined.at("broken");
+      EXPECT_NE(quarantined.at("broken").find("seed"), std::string::npos) << "the reason names the seed to replay it";
+      EXPECT_EQ(weight.prepared_backends(), std::vector<std::string>{"ref"}) << what << ": broken never served";
+      ASSERT_EQ(warnings.size(), 1u) << what;
+      EXPECT_NE(warnings.front().find("quarantined"), std::string::npos) << warnings.front();
+
+      const auto explanation = runner.explain({c.m, c.n, c.k, c.activation, c.output});
+      EXPECT_EQ(explanation.choice, "ref");
+      const std::string& reason = explanation.candidates.front().reason;
+      EXPECT_EQ(reason.rfind("quarantined: its canary failed: ", 0), 0u) << reason;
+      EXPECT_NE(reason.find(broken.reason), std::string::npos) << reason;
+      EXPECT_NE(explanation.to_text().find("quarantined"), std::string::npos);
+    }
+  }
+}
+
+TEST(Canary, HealthyBackendsPassAndRunTheirCanaryOncePerOperandTypes) {
+  std::vector<std::string> warnings;
+  auto healthy = std::make_shared<FaultyBackend>("healthy", Fault::none);
+  Runner runner(options_with(healthy, &warnings));
+  std::mt19937_64 rng(fresh_seed());
+  for (int call = 0; call < 3; ++call) {
+    const GemmCase c{2 + call, 32, 64, ActivationType::bf16, DType::f32};
+    const GemmOperands operands = make_operands(c, rng);
+    PoisonedOutput out = make_poisoned_output(c.m, c.n, c.output);
+    runner.gemm(operands.activation(), runner.prepare(operands.weight.view()), operands.alpha, out.view);
+    EXPECT_EQ(compare_with_reference(operands, read_output(out), c.m, c.n, c.output, 1e-5), "");
+  }
+  EXPECT_TRUE(runner.quarantined().empty());
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_EQ(healthy->runs, 1 + 3) << "one canary, then three served calls";
+}
+
+TEST(Canary, DoctorRunsEveryBackendsCanary) {
+  std::vector<std::string> warnings;
+  RunnerOptions options;
+  options.simulated_device = simulated_gpu(9, 0);
+  options.environment = [](const std::string&) { return std::optional<std::string>(); };
+  options.log = [&warnings](dispatch::LogLevel, const std::string& message) { warnings.push_back(message); };
+  options.backends = {std::make_shared<RefBackend>(), std::make_shared<CpuBackend>(),
+                      std::make_shared<FaultyBackend>("returns_zeros", Fault::zeros),
+                      std::make_shared<FaultyBackend>("returns_nan", Fault::nan),
+                      std::make_shared<FaultyBackend>("throws", Fault::throw_in_run),
+                      std::make_shared<FaultyBackend>("writes_half", Fault::half_output)};
+  Runner runner(std::move(options));
+  std::map<std::string, CanaryReport> reports;
+  for (const auto& report : runner.run_all_canaries()) reports[report.backend] = report;
+  ASSERT_EQ(reports.size(), 6u);
+  EXPECT_TRUE(reports["ref"].passed) << reports["ref"].reason;
+  EXPECT_TRUE(reports["cpu"].passed) << reports["cpu"].reason;
+  for (const char* name : {"returns_zeros", "returns_nan", "throws", "writes_half"}) {
+    EXPECT_TRUE(reports[name].ran) << name;
+    EXPECT_FALSE(reports[name].passed) << name;
+  }
+  EXPECT_NE(reports["returns_zeros"].reason.find("all zeros"), std::string::npos);
+  EXPECT_NE(reports["writes_half"].reason.find("unwritten"), std::string::npos);
+  EXPECT_EQ(runner.quarantined().size(), 4u);
+}
+
+}  // namespace
+}  // namespace fp4gemm::testing

@@ -1,0 +1,95 @@
+#pragma once
+// Test-only backends for the runner's tests: each one computes the right answer through `ref`
+// except for the one fault it is built with, and counts how often it was asked to work.
+// Also stand-ins with the documented requirements of the GPU backends, for resolution tables on
+// simulated devices (they report GPU memory, so the runner checks them against the simulated GPU;
+// tests only explain with them, they are never run).
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "backends/ref/ref_backend.hpp"
+#include "fp4gemm/backend.hpp"
+
+namespace fp4gemm::testing {
+
+enum class Fault {
+  none,
+  zeros,                // writes 0 everywhere
+  nan,                  // writes NaN everywhere
+  half_output,          // writes only the first half of the rows, returns normally
+  throw_in_run,         // Error(backend_failure), e.g. a cuBLAS status
+  throw_in_prepare,     // Error(backend_failure) from prepare(), e.g. an upload failing
+  partial_then_throw,   // writes garbage into half the output, then throws
+  out_of_memory,        // std::bad_alloc from run()
+  foreign_exception,    // throws an int (not a std::exception)
+  unrecoverable,        // Error(unrecoverable): a sticky CUDA error
+};
+
+class FaultyBackend final : public Backend {
+ public:
+  FaultyBackend(std::string name, Fault fault) : name_(std::move(name)), fault_(fault) {}
+  std::string name() const override { return name_; }
+  std::string summary() const override { return "test backend with an injected fault"; }
+  Memory memory() const override { return Memory::host; }
+  CheckResult check_device(const DeviceInfo&) const override { return CheckResult::pass(); }
+  CheckResult check_problem(const GemmProblem& problem, const DeviceInfo&) const override {
+    return problem.k % 16 == 0 ? CheckResult::pass() : CheckResult::fail("K must be a multiple of 16");
+  }
+  std::unique_ptr<PreparedWeight> prepare(const Nvfp4View& weight, const DeviceInfo& device) override;
+  void run(const ActivationView& a, const PreparedWeight& weight, float alpha, const MutableDenseView& out,
+           const RunContext& context) override;
+
+  std::atomic<int> prepares{0};
+  std::atomic<int> runs{0};
+
+ private:
+  std::string name_;
+  Fault fault_;
+  RefBackend reference_;
+};
+
+// A host-executable stand-in whose checks are given as functions: lets a test put the names of
+// GPU backends (cuda_decode, ...) with their documented requirements into a simulated runner.
+class StandInBackend final : public Backend {
+ public:
+  using DeviceCheck = std::function<CheckResult(const DeviceInfo&)>;
+  using ProblemCheck = std::function<CheckResult(const GemmProblem&, const DeviceInfo&)>;
+  StandInBackend(std::string name, Memory memory, DeviceCheck device_check, ProblemCheck problem_check)
+      : name_(std::move(name)), memory_(memory), device_check_(std::move(device_check)),
+        problem_check_(std::move(problem_check)) {}
+  std::string name() const override { return name_; }
+  std::string summary() const override { return "stand-in with a GPU backend's requirements"; }
+  Memory memory() const override { return memory_; }
+  CheckResult check_device(const DeviceInfo& device) const override { return device_check_(device); }
+  CheckResult check_problem(const GemmProblem& problem, const DeviceInfo& device) const override {
+    return problem_check_(problem, device);
+  }
+  std::unique_ptr<PreparedWeight> prepare(const Nvfp4View& weight, const DeviceInfo& device) override {
+    return reference_.prepare(weight, device);
+  }
+  void run(const ActivationView& a, const PreparedWeight& weight, float alpha, const MutableDenseView& out,
+           const RunContext& context) override {
+    reference_.run(a, weight, alpha, out, context);
+  }
+
+ private:
+  std::string name_;
+  Memory memory_;
+  DeviceCheck device_check_;
+  ProblemCheck problem_check_;
+  RefBackend reference_;
+};
+
+// The GPU backends as the resolution tests see them: cublaslt with its real requirement checks
+// (cublaslt_requirements.hpp), cuda_decode and cuda_dequant_cublas with their documented limits
+// (SM >= 8.0; cuda_decode M <= 64 and no FP32 activations).
+std::shared_ptr<Backend> cublaslt_stand_in();
+std::shared_ptr<Backend> cuda_decode_stand_in();
+std::shared_ptr<Backend> cuda_dequant_cublas_stand_in();
+
+// A simulated GPU: SM major.minor, a name, cuBLASLt version (0: absent), never probed.
+DeviceInfo simulated_gpu(int sm_major, int sm_minor, int cublaslt_version = 130100, const std::string& name = "");
+
+}  // namespace fp4gemm::testing

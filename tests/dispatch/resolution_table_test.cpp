@@ -1,0 +1,170 @@
+// The `auto` resolution over simulated devices (no GPU needed): for each SM and cuBLASLt state,
+// the expected choice and the reasons the better-ranked candidates were passed over.
+#include <gtest/gtest.h>
+
+#include "backends/cpu/cpu_backend.hpp"
+#include "backends/ref/ref_backend.hpp"
+#include "dispatch/faulty_backends.hpp"
+#include "fp4gemm/dispatch/preference.hpp"
+#include "fp4gemm/runner.hpp"
+
+namespace fp4gemm::testing {
+namespace {
+
+RunnerOptions simulated_options(const DeviceInfo& device) {
+  RunnerOptions options;
+  options.simulated_device = device;
+  options.environment = [](const std::string&) { return std::optional<std::string>(); };
+  options.log = [](dispatch::LogLevel, const std::string&) {};
+  options.backends = {std::make_shared<RefBackend>(), std::make_shared<CpuBackend>(), cuda_decode_stand_in(),
+                      cuda_dequant_cublas_stand_in(), cublaslt_stand_in()};
+  return options;
+}
+
+const dispatch::CandidateReport* find_candidate(const dispatch::Explanation& explanation, const std::string& name) {
+  for (const auto& candidate : explanation.candidates)
+    if (candidate.backend == name) return &candidate;
+  return nullptr;
+}
+
+struct Row {
+  int sm_major, sm_minor;
+  int cublaslt_version;  // 0: absent
+  GemmProblem problem;
+  std::string expected_choice;
+  std::string cublaslt_reason;  // a phrase the cublaslt candidate's reason must contain; empty: it must be ok
+};
+
+constexpr int kPresent = 130100;  // cuBLASLt 13.1.0, as on this machine
+constexpr int kAbsent = 0;
+constexpr int kOld = 120600;      // before NVFP4 (12.8)
+constexpr int kOnly128 = 120800;  // enough for sm_100/sm_120, too old for sm_103/sm_121
+
+const GemmProblem kDecodeW4A4{1, 4096, 4096, ActivationType::nvfp4, DType::bf16};
+const GemmProblem kDecodeW4A16{1, 4096, 4096, ActivationType::bf16, DType::bf16};
+const GemmProblem kPrefillW4A16{512, 4096, 4096, ActivationType::bf16, DType::bf16};
+const GemmProblem kPrefillW4A4{512, 4096, 4096, ActivationType::nvfp4, DType::bf16};
+
+const Row kTable[] = {
+    // Ampere / Ada: no native FP4; the decode kernel for small M, dequantize + cuBLAS above.
+    {8, 0, kPresent, kDecodeW4A4, "cuda_decode", "not supported by cuBLASLt on sm_80"},
+    {8, 0, kPresent, kPrefillW4A16, "cuda_dequant_cublas", "not supported by cuBLASLt on sm_80"},
+    {8, 9, kPresent, kDecodeW4A16, "cuda_decode", "not supported by cuBLASLt on sm_89"},
+    {8, 9, kAbsent, kPrefillW4A4, "cuda_dequant_cublas", "not supported by cuBLASLt on sm_89"},
+    // Hopper (the H200 here): cuBLASLt answers NOT_SUPPORTED.
+    {9, 0, kPresent, kDecodeW4A4, "cuda_decode", "not supported by cuBLASLt on sm_90"},
+    {9, 0, kPresent, kDecodeW4A16, "cuda_decode", "not supported by cuBLASLt on sm_90"},
+    {9, 0, kPresent, kPrefillW4A16, "cuda_dequant_cublas", "not supported by cuBLASLt on sm_90"},
+    // Blackwell datacenter: native W4A4 through cuBLASLt when the library is there and new enough.
+    {10, 0, kPresent, kDecodeW4A4, "cublaslt", ""},
+    {10, 0, kPresent, kPrefillW4A4, "cublaslt", ""},
+    {10, 0, kPresent, kDecodeW4A16, "cuda_decode", "needs nvfp4 activations"},
+    {10, 0, kPresent, kPrefillW4A16, "cuda_dequant_cublas", "needs nvfp4 activations"},
+    {10, 0, kAbsent, kDecodeW4A4, "cuda_decode", "cuBLASLt library was not found"},
+    {10, 0, kOld, kPrefillW4A4, "cuda_dequant_cublas", "cuBLASLt 12.6.0 is too old"},
+    {10, 0, kOnly128, kPrefillW4A4, "cublaslt", ""},
+    {10, 3, kPresent, kPrefillW4A4, "cublaslt", ""},
+    {10, 3, kOnly128, kPrefillW4A4, "cuda_dequant_cublas", "needs cuBLASLt 12.9.0 or newer"},
+    {10, 3, kAbsent, kDecodeW4A4, "cuda_decode", "cuBLASLt library was not found"},
+    // Blackwell workstation / GB10.
+    {12, 0, kPresent, kDecodeW4A4, "cublaslt", ""},
+    {12, 0, kPresent, kDecodeW4A16, "cuda_decode", "needs nvfp4 activations"},
+    {12, 0, kOld, kDecodeW4A4, "cuda_decode", "too old"},
+    {12, 1, kPresent, kPrefillW4A4, "cublaslt", ""},
+    {12, 1, kOnly128, kDecodeW4A4, "cuda_decode", "needs cuBLASLt 12.9.0 or newer"},
+    {12, 1, kAbsent, kPrefillW4A16, "cuda_dequant_cublas", "cuBLASLt library was not found"},
+};
+
+TEST(ResolutionTable, SimulatedDevicesPickTheExpectedBackendWithReasons) {
+  for (const Row& row : kTable) {
+    const DeviceInfo device = simulated_gpu(row.sm_major, row.sm_minor, row.cublaslt_version);
+    Runner runner(simulated_options(device));
+    const dispatch::Explanation explanation = runner.explain(row.problem);
+    const std::string where = device.name + " cuBLASLt " + std::to_string(row.cublaslt_version) + " " +
+                              row.problem.to_string() + "\n" + explanation.to_text();
+    EXPECT_EQ(explanation.choice, row.expected_choice) << where;
+    const dispatch::CandidateReport* cublaslt = find_candidate(explanation, "cublaslt");
+    ASSERT_NE(cublaslt, nullptr) << where;
+    if (row.cublaslt_reason.empty()) {
+      EXPECT_TRUE(cublaslt->ok) << where;
+    } else {
+      EXPECT_FALSE(cublaslt->ok) << where;
+      EXPECT_NE(cublaslt->reason.find(row.cublaslt_reason), std::string::npos) << where;
+    }
+    // Every candidate ranked above the choice says why it was passed over.
+    for (const auto& candidate : explanation.candidates) {
+      if (candidate.backend == explanation.choice) break;
+      EXPECT_FALSE(candidate.ok) << where;
+      EXPECT_FALSE(candidate.reason.empty()) << candidate.backend << " has no reason\n" << where;
+    }
+  }
+}
+
+TEST(ResolutionTable, WithoutGpuTheCpuBackendServesAndGpuBackendsSayWhy) {
+  DeviceInfo cpu = probe_cpu();
+  Runner runner(simulated_options(cpu));
+  const auto explanation = runner.explain(kDecodeW4A16);
+  EXPECT_EQ(explanation.family, "no GPU");
+  EXPECT_EQ(explanation.choice, "cpu");
+  const auto* cublaslt = find_candidate(explanation, "cublaslt");
+  ASSERT_NE(cublaslt, nullptr);
+  EXPECT_NE(cublaslt->reason.find("this device is the CPU"), std::string::npos) << cublaslt->reason;
+  EXPECT_EQ(cublaslt->origin, "not in this family's order");
+}
+
+TEST(ResolutionTable, HostBackendsCloseEveryGpuOrderAndAreCheckedOnTheHost) {
+  Runner runner(simulated_options(simulated_gpu(9, 0)));
+  GemmProblem f32_prefill = kPrefillW4A16;
+  f32_prefill.activation = ActivationType::f32;
+  f32_prefill.m = 128;
+  // The SM 9.0 row, then the backends in no SM 9.0 row (listed for explain, never tried).
+  const auto explanation = runner.explain(f32_prefill);
+  std::vector<std::string> order;
+  for (const auto& candidate : explanation.candidates) order.push_back(candidate.backend);
+  const std::vector<std::string> expected{"cuda_decode", "cuda_dequant_cublas", "cpu", "ref", "cublaslt"};
+  EXPECT_EQ(order, expected);
+  EXPECT_EQ(explanation.choice, "cuda_dequant_cublas");
+  const auto* cpu = find_candidate(explanation, "cpu");
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_TRUE(cpu->ok);
+  EXPECT_EQ(cpu->checked_on.rfind("cpu:", 0), 0u) << "host backends are checked on the CPU: " << cpu->checked_on;
+}
+
+TEST(ResolutionTable, EveryFamilyRowEndsWithTheHostBackendsAndCitesEvidence) {
+  for (const auto& row : dispatch::preference_table()) {
+    ASSERT_GE(row.order.size(), 2u);
+    EXPECT_EQ(row.order[row.order.size() - 2], "cpu") << dispatch::to_string(row.family);
+    EXPECT_EQ(row.order.back(), "ref") << dispatch::to_string(row.family);
+    EXPECT_GT(std::string(row.evidence).size(), 20u) << dispatch::to_string(row.family);
+  }
+  EXPECT_EQ(dispatch::family_of(simulated_gpu(12, 1)), dispatch::ArchFamily::sm12x);
+  EXPECT_EQ(dispatch::family_of(simulated_gpu(10, 3)), dispatch::ArchFamily::sm10x);
+  EXPECT_EQ(dispatch::family_of(simulated_gpu(9, 0)), dispatch::ArchFamily::sm90);
+  EXPECT_EQ(dispatch::family_of(simulated_gpu(8, 9)), dispatch::ArchFamily::sm8x);
+  EXPECT_EQ(dispatch::family_of(simulated_gpu(7, 5)), dispatch::ArchFamily::other_gpu);
+  EXPECT_EQ(dispatch::family_of(probe_cpu()), dispatch::ArchFamily::no_gpu);
+}
+
+TEST(ResolutionTable, RooflineOnAnH200UsesTheMeasuredCeilings) {
+  Runner runner(simulated_options(simulated_gpu(9, 0, kPresent, "NVIDIA H200")));
+  const auto explanation = runner.explain({1, 4096, 4096, ActivationType::bf16, DType::bf16});
+  ASSERT_TRUE(explanation.roofline.available);
+  EXPECT_TRUE(explanation.roofline.ceilings.measured);
+  // bytes = 4096*4096*0.5625 + 4096*2 (activation) + 4096*2 (output) = 9453568; at 4.28 TB/s = 2.209 us
+  EXPECT_DOUBLE_EQ(explanation.roofline.bytes, 9453568.0);
+  EXPECT_NEAR(explanation.roofline.seconds * 1e6, 2.2088, 0.001);
+  EXPECT_EQ(explanation.roofline.bound, "memory");
+  // A large M is bound by the BF16 rate (796 TFLOP/s): 2*8192*28672*8192 / 796e12 = 4.835 ms (GPU.md: 4835 us).
+  const auto large = runner.explain({8192, 28672, 8192, ActivationType::bf16, DType::bf16});
+  EXPECT_EQ(large.roofline.bound, "compute");
+  EXPECT_NEAR(large.roofline.seconds * 1e6, 4835.0, 1.0);
+  // Any other GPU gets nominal figures, labelled as such.
+  Runner b200(simulated_options(simulated_gpu(10, 0)));
+  const auto nominal = b200.explain(kDecodeW4A4);
+  EXPECT_FALSE(nominal.roofline.ceilings.measured);
+  EXPECT_NE(nominal.roofline.ceilings.label.find("nominal"), std::string::npos);
+  EXPECT_EQ(nominal.roofline.math, "fp4") << "cublaslt multiplies in FP4";
+}
+
+}  // namespace
+}  // namespace fp4gemm::testing
