@@ -2,6 +2,7 @@
 // the runner. Constructing a backend must not touch the GPU (the list is built on GPU-less machines).
 #include "backends/cuda_backends.hpp"
 
+#include "backends/cublaslt/cublaslt_backend.hpp"
 #include "backends/cuda_dequant_cublas/dequant_cublas_backend.hpp"
 
 namespace fp4gemm {
@@ -9,6 +10,7 @@ namespace fp4gemm {
 std::vector<std::unique_ptr<Backend>> make_cuda_backends() {
   std::vector<std::unique_ptr<Backend>> backends;
   backends.push_back(std::make_unique<CudaDequantCublasBackend>());
+  backends.push_back(std::make_unique<CublasLtBackend>());
   return backends;
 }
 
