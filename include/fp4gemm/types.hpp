@@ -94,7 +94,9 @@ struct GemmProblem {
   double flops() const { return 2.0 * double(m) * double(n) * double(k); }
   // Fewest bytes a GEMM must move: NVFP4 weights at 0.5625 B/element, activations and output once.
   double minimal_bytes() const;
-  bool operator==(const GemmProblem&) const = default;
+  bool operator==(const GemmProblem& other) const {
+    return m == other.m && n == other.n && k == other.k && activation == other.activation && output == other.output;
+  }
 };
 
 }  // namespace fp4gemm

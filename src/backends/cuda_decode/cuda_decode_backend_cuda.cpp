@@ -9,6 +9,8 @@
 #include "backends/cuda_decode/decode_layout.hpp"
 #include "backends/cuda_decode/decode_tuning.hpp"
 #include "backends/cuda_decode/sm90_decode_gemm.cuh"
+#include "backends/cuda_dequant_cublas/dequant_kernels.hpp"
+#include "fp4gemm/format/nvfp4_matrix.hpp"
 
 namespace fp4gemm {
 namespace {
@@ -72,8 +74,9 @@ CheckResult CudaDecodeBackend::check_problem(const GemmProblem& problem, const D
     return CheckResult::fail("serves M <= " + std::to_string(cuda_decode::kMaxActivationRows) + " (small-M kernel); M is " +
                              std::to_string(problem.m));
   }
-  if (problem.activation != ActivationType::bf16) {
-    return CheckResult::fail(std::string("needs BF16 activations (W4A16); got ") + to_string(problem.activation));
+  if (problem.activation == ActivationType::f32) {
+    return CheckResult::fail("takes BF16 (W4A16) or NVFP4 (W4A4) activations; FP32 would be rounded to BF16 "
+                             "(cuda_dequant_cublas keeps FP32 exact)");
   }
   if (problem.n > INT32_MAX || problem.k > INT32_MAX) return CheckResult::fail("N and K must be below 2^31");
   const double weight_bytes = double(problem.n) * double(problem.k) * 0.5625;
@@ -113,27 +116,49 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
                             const MutableDenseView& out, const RunContext& context) {
   const GemmProblem problem = validate_gemm(a, weight, out, Memory::cuda);
   const auto& prepared = prepared_as<DecodeWeight>(weight, name());
-  if (problem.activation != ActivationType::bf16) {
-    throw Error(ErrorCode::unsupported, "cuda_decode needs BF16 activations (W4A16); use cuda_dequant_cublas for " +
-                                            std::string(to_string(problem.activation)));
+  if (problem.activation == ActivationType::f32) {
+    throw Error(ErrorCode::unsupported, "cuda_decode takes BF16 or NVFP4 activations; use cuda_dequant_cublas for FP32");
   }
   if (problem.m > cuda_decode::kMaxActivationRows) {
     throw Error(ErrorCode::unsupported, "cuda_decode serves M <= 64; M is " + std::to_string(problem.m));
   }
   // NOTE: the kernel reads activation pairs as 32-bit words: base and row stride must keep them aligned.
-  if (reinterpret_cast<std::uintptr_t>(a.dense.data) % 4 != 0 || a.dense.stride() % 2 != 0) {
+  if (problem.activation == ActivationType::bf16 &&
+      (reinterpret_cast<std::uintptr_t>(a.dense.data) % 4 != 0 || a.dense.stride() % 2 != 0)) {
     throw_invalid("cuda_decode: BF16 activations need a 4-byte aligned base and an even row stride");
   }
   if (problem.m == 0 || problem.n == 0) return;
   cuda::DeviceGuard guard(prepared.device);
-  cuda::check_device_pointer(a.dense.data, prepared.device, "cuda_decode: activation");
+  const auto stream = static_cast<cudaStream_t>(context.cuda_stream);
+  const void* activations = a.dense.data;
+  std::int64_t activation_stride = a.dense.stride();
+  std::unique_ptr<cuda::StreamBuffer> dequantized;
+  if (problem.activation == ActivationType::nvfp4) {
+    // W4A4: NVFP4 activations become BF16 exactly (e2m1 x e4m3), then the same kernel runs.
+    cuda::check_device_pointer(a.nvfp4.codes, prepared.device, "cuda_decode: activation codes");
+    cuda::check_device_pointer(a.nvfp4.scales, prepared.device, "cuda_decode: activation scales");
+    dequantized = std::make_unique<cuda::StreamBuffer>(static_cast<std::size_t>(problem.m * problem.k) * 2, stream,
+                                                       "cuda_decode: BF16 copy of the NVFP4 activations");
+    dequant_cublas::DeviceNvfp4 source;
+    source.codes = a.nvfp4.codes;
+    source.scales = a.nvfp4.scales;
+    source.swizzled_scales = a.nvfp4.scale_layout == ScaleLayout::swizzled_128x4;
+    source.rows = problem.m;
+    source.cols = problem.k;
+    dequant_cublas::launch_dequantize_to_bf16(source, dequantized->as<std::uint16_t>(), stream);
+    cuda::check_launch("cuda_decode: dequantizing the NVFP4 activations");
+    activations = dequantized->data();
+    activation_stride = problem.k;
+  } else {
+    cuda::check_device_pointer(a.dense.data, prepared.device, "cuda_decode: activation");
+  }
   cuda::check_device_pointer(out.data, prepared.device, "cuda_decode: output");
 
   cuda_decode::DecodeGemmArgs args;
   args.codes = prepared.codes.data();
   args.scales = prepared.scales.data();
-  args.activations = a.dense.data;
-  args.activation_stride = a.dense.stride();
+  args.activations = activations;
+  args.activation_stride = activation_stride;
   args.out = out.data;
   args.out_stride = out.stride();
   args.out_kind = output_kind(out.dtype);
@@ -144,7 +169,7 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
   args.alpha = alpha;
   const cuda_decode::LaunchShape shape =
       cuda_decode::choose_launch_shape(problem.m, problem.n, problem.k, prepared.multiprocessors);
-  cuda::check_cuda(cuda_decode::launch_decode_gemm(args, shape, static_cast<cudaStream_t>(context.cuda_stream)),
+  cuda::check_cuda(cuda_decode::launch_decode_gemm(args, shape, stream),
                    "cuda_decode: launching the kernel");
 }
 
