@@ -28,5 +28,7 @@ inline constexpr double kMinSeconds = 0.25;
 
 // cuBLASLt workspace offered to the FP8 peer's heuristic.
 inline constexpr std::int64_t kLtWorkspaceBytes = std::int64_t(32) << 20;
+// Heuristic candidates the FP8 peer may try, in the heuristic's order, until one runs.
+inline constexpr int kLtHeuristicCandidates = 8;
 
 }  // namespace fp4gemm::bench::gpu_settings

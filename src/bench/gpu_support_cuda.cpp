@@ -99,6 +99,10 @@ CallTiming time_calls(cudaStream_t stream, int calls, const std::function<void(i
   CallTiming result;
   result.calls = calls;
   Events events;
+  // One direct call first, outside capture: library handles, lazily loaded kernels and workspaces
+  // get set up here, and a call that fails at all fails with its own error, not a capture error.
+  enqueue(0);
+  check_cuda(cudaStreamSynchronize(stream), "bench: the first (untimed) call");
   GraphExec graph;
   result.capture_error = capture(stream, calls, enqueue, graph);
   result.graph = result.capture_error.empty();

@@ -42,8 +42,9 @@ class CudaDequantCublasBackend final : public Backend {
            const RunContext& context) override;
 
  private:
-  // One cuBLAS handle per device, made on first use (so constructing the backend, listing it or
-  // checking it never touches the GPU). Guarded by mutex_, which also serialises the
+  // One cuBLAS handle per device, made by the first prepare() for that device (so constructing,
+  // listing or checking the backend never touches the GPU, and run() stays capturable into a CUDA
+  // graph: run() with a weight prepared by another instance makes the handle then, outside capture only). Guarded by mutex_, which also serialises the
   // cublasSetStream + GEMM pair so concurrent run() calls on different streams stay correct.
   cublasHandle_t handle_for(int device);
   std::mutex mutex_;

@@ -44,6 +44,15 @@ void gemm_tn(cublasHandle_t handle, const std::uint16_t* weight, std::int64_t n,
                      where("the cuBLAS BF16 GEMM (cublasGemmEx)"));
 }
 
+dequant_cublas::OutputType output_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return dequant_cublas::OutputType::f32;
+    case DType::bf16: return dequant_cublas::OutputType::bf16;
+    case DType::f16: return dequant_cublas::OutputType::f16;
+  }
+  return dequant_cublas::OutputType::f32;
+}
+
 void check_view_device(int view_device, int weight_device, const char* what) {
   if (view_device != weight_device) {
     throw_invalid(std::string(kName) + ": the " + what + " view names CUDA device " + std::to_string(view_device) +
@@ -125,6 +134,13 @@ std::unique_ptr<PreparedWeight> CudaDequantCublasBackend::prepare(const Nvfp4Vie
                   " but preparation was asked for device " + std::to_string(device.index));
   }
   cuda::DeviceGuard guard(device.index);
+  {
+    // NOTE: the cuBLAS handle is made here, not on the first run(): cublasCreate allocates device
+    // memory, which is illegal while a stream is being captured into a CUDA graph, and run() must
+    // be capturable. (Seen on the H200: a first run() inside capture failed with NOT_INITIALIZED.)
+    std::lock_guard lock(mutex_);
+    handle_for(device.index);
+  }
   auto prepared = std::make_unique<DequantizedWeight>();
   prepared->rows = weight.rows;
   prepared->cols = weight.cols;
@@ -134,7 +150,8 @@ std::unique_ptr<PreparedWeight> CudaDequantCublasBackend::prepare(const Nvfp4Vie
 
   // Codes and scales on the device: uploaded from the host, or the caller's device buffers as they are.
   cuda::DeviceBuffer uploaded_codes, uploaded_scales;
-  dequant_cublas::DeviceNvfp4 source{weight.codes, weight.scales, weight.scale_layout, weight.rows, weight.cols};
+  dequant_cublas::DeviceNvfp4 source{weight.codes, weight.scales, weight.scale_layout == ScaleLayout::swizzled_128x4,
+                                     weight.rows, weight.cols};
   if (weight.memory == Memory::host) {
     uploaded_codes = cuda::upload(weight.codes, std::size_t(weight.code_bytes()), where("the weight codes"));
     uploaded_scales = cuda::upload(weight.scales, std::size_t(weight.scale_bytes()), where("the weight scales"));
@@ -190,7 +207,8 @@ void CudaDequantCublasBackend::run(const ActivationView& a, const PreparedWeight
   std::unique_ptr<cuda::StreamBuffer> converted;
   if (a.type == ActivationType::nvfp4) {
     converted = std::make_unique<cuda::StreamBuffer>(std::size_t(m * k) * 2, stream, where("the BF16 activations"));
-    dequant_cublas::launch_dequantize_to_bf16({a.nvfp4.codes, a.nvfp4.scales, a.nvfp4.scale_layout, m, k},
+    dequant_cublas::launch_dequantize_to_bf16({a.nvfp4.codes, a.nvfp4.scales,
+                                               a.nvfp4.scale_layout == ScaleLayout::swizzled_128x4, m, k},
                                               converted->as<std::uint16_t>(), stream);
     activation = converted->data();
     activation_stride = k;
@@ -212,7 +230,8 @@ void CudaDequantCublasBackend::run(const ActivationView& a, const PreparedWeight
   }
   cuda::StreamBuffer partials(std::size_t(activation_rows * n) * sizeof(float), stream, where("the FP32 partial products"));
   gemm_tn(handle, prepared.data(), n, k, activation, activation_rows, activation_stride, 1.0f, partials.data(), DType::f32, n);
-  dequant_cublas::launch_combine_partials(partials.as<float>(), int(activation_rows / m), m, n, alpha, out, stream);
+  dequant_cublas::launch_combine_partials(partials.as<float>(), int(activation_rows / m), m, n, alpha, out.data,
+                                          output_type(out.dtype), out.stride(), stream);
 }
 
 }  // namespace fp4gemm

@@ -127,7 +127,7 @@ void launch_dequantize_to_bf16(const DeviceNvfp4& matrix, std::uint16_t* out, cu
   const std::int64_t scale_cols = matrix.cols / kElementsPerScale;
   const std::int64_t blocks = matrix.rows * scale_cols;
   if (blocks == 0) return;
-  const bool swizzled = matrix.scale_layout == ScaleLayout::swizzled_128x4;
+  const bool swizzled = matrix.swizzled_scales;
   const bool aligned = reinterpret_cast<std::uintptr_t>(matrix.codes) % alignof(uint2) == 0;
   auto* vectors = reinterpret_cast<uint4*>(out);
   if (aligned) {
@@ -149,21 +149,21 @@ void launch_split_f32_to_bf16x3(const float* values, std::int64_t row_stride, st
 }
 
 void launch_combine_partials(const float* partials, int parts, std::int64_t rows, std::int64_t cols, float alpha,
-                             const MutableDenseView& out, cudaStream_t stream) {
+                             void* out, OutputType out_type, std::int64_t out_stride, cudaStream_t stream) {
   if (rows * cols == 0) return;
   const unsigned grid = grid_for(rows * cols);
-  switch (out.dtype) {
-    case DType::f32:
+  switch (out_type) {
+    case OutputType::f32:
       combine_partials_kernel<<<grid, kThreadsPerBlock, 0, stream>>>(partials, parts, rows, cols, alpha,
-                                                                     static_cast<float*>(out.data), out.stride());
+                                                                     static_cast<float*>(out), out_stride);
       break;
-    case DType::bf16:
-      combine_partials_kernel<<<grid, kThreadsPerBlock, 0, stream>>>(
-          partials, parts, rows, cols, alpha, static_cast<__nv_bfloat16*>(out.data), out.stride());
-      break;
-    case DType::f16:
+    case OutputType::bf16:
       combine_partials_kernel<<<grid, kThreadsPerBlock, 0, stream>>>(partials, parts, rows, cols, alpha,
-                                                                     static_cast<__half*>(out.data), out.stride());
+                                                                     static_cast<__nv_bfloat16*>(out), out_stride);
+      break;
+    case OutputType::f16:
+      combine_partials_kernel<<<grid, kThreadsPerBlock, 0, stream>>>(partials, parts, rows, cols, alpha,
+                                                                     static_cast<__half*>(out), out_stride);
       break;
   }
   cuda::check_launch("cuda_dequant_cublas: launching the output epilogue kernel");
