@@ -37,6 +37,9 @@ void run_quantize(const QuantizeCommandOptions& options) {
   quantize_options.use_default_excludes = !options.no_default_excludes;
   io::SafetensorsWriter writer;
   const io::QuantizeResult result = io::quantize_checkpoint(input, quantize_options, writer);
+  std::error_code error;
+  if (output.has_parent_path()) std::filesystem::create_directories(output.parent_path(), error);
+  if (error) io::throw_io("cannot create the output directory '" + output.parent_path().string() + "': " + error.message());
   writer.write(output.string());
   const std::filesystem::path config_path = (output.has_parent_path() ? output.parent_path() : ".") / "hf_quant_config.json";
   write_text(config_path, result.hf_quant_config_json);
