@@ -27,7 +27,7 @@ std::string Explanation::to_text() const {
   text << "device:   " << device << " (" << family << ")\n";
   if (host_device != device) text << "host:     " << host_device << " (host backends; GPU data is staged through it)\n";
   text << "setting:  " << setting << " (from " << setting_origin << ")\n";
-  text << "profile:  " << (profile.hit ? "hit: " : "miss: ") << profile.detail << "\n";
+  text << "profile:  " << (profile.hit ? "hit: " : profile.loaded ? "miss: " : "") << profile.detail << "\n";
   text << "candidates, in the order they would be tried:\n";
   for (const auto& candidate : candidates) {
     text << "  " << (candidate.ok ? "ok     " : "skip   ") << candidate.backend;

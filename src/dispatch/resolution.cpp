@@ -17,7 +17,11 @@ CandidateReport assess(const RunnerState& state, const std::string& name, const 
   const BackendSlot* slot = state.find(name);
   if (slot == nullptr) {
     report.checked_on.clear();
+#ifdef FP4GEMM_WITH_CUDA
     report.reason = "not compiled into this build";
+#else
+    report.reason = "not compiled into this build (it was configured without CUDA: FP4GEMM_CUDA=OFF or no nvcc)";
+#endif
     return report;
   }
   const DeviceInfo& device = state.device_for(*slot->backend);

@@ -1,0 +1,116 @@
+// `fp4gemm explain`: which backend would serve a GEMM here and why — the device, every candidate
+// with ok or its reason, the tuned-profile hit or miss, the choice, and the roofline estimate.
+#include <cstdio>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "command.hpp"
+#include "fp4gemm/dispatch/device_arguments.hpp"
+#include "fp4gemm/error.hpp"
+#include "fp4gemm/runner.hpp"
+
+namespace fp4gemm::cli {
+namespace {
+
+struct ExplainOptions {
+  std::int64_t m = 1, n = 4096, k = 4096;
+  std::string device = "auto";
+  std::string backend;
+  std::string activation = "bf16";
+  std::string output = "bf16";
+  std::string profile;
+  int simulate_sm = 0;
+  int simulate_cublaslt = 130100;
+  bool canary = false;
+  bool json = false;
+};
+
+ActivationType parse_activation(const std::string& text) {
+  if (text == "bf16") return ActivationType::bf16;
+  if (text == "f32") return ActivationType::f32;
+  if (text == "nvfp4") return ActivationType::nvfp4;
+  throw_invalid("--activation '" + text + "' is not one of bf16, f32, nvfp4");
+}
+
+DType parse_output(const std::string& text) {
+  if (text == "bf16") return DType::bf16;
+  if (text == "f16") return DType::f16;
+  if (text == "f32") return DType::f32;
+  throw_invalid("--output '" + text + "' is not one of bf16, f16, f32");
+}
+
+nlohmann::json to_json(const dispatch::Explanation& explanation) {
+  nlohmann::json candidates = nlohmann::json::array();
+  for (const auto& candidate : explanation.candidates) {
+    candidates.push_back({{"backend", candidate.backend},
+                          {"origin", candidate.origin},
+                          {"checked_on", candidate.checked_on},
+                          {"ok", candidate.ok},
+                          {"reason", candidate.reason}});
+  }
+  const auto& roofline = explanation.roofline;
+  return {{"problem", {{"m", explanation.problem.m}, {"n", explanation.problem.n}, {"k", explanation.problem.k},
+                       {"activation", to_string(explanation.problem.activation)},
+                       {"output", to_string(explanation.problem.output)}}},
+          {"device", explanation.device},
+          {"host_device", explanation.host_device},
+          {"family", explanation.family},
+          {"setting", explanation.setting},
+          {"setting_origin", explanation.setting_origin},
+          {"profile", {{"loaded", explanation.profile.loaded}, {"valid", explanation.profile.valid},
+                       {"hit", explanation.profile.hit}, {"backend", explanation.profile.backend},
+                       {"detail", explanation.profile.detail}}},
+          {"candidates", candidates},
+          {"choice", explanation.choice},
+          {"choice_reason", explanation.choice_reason},
+          {"roofline", {{"available", roofline.available}, {"ceilings", roofline.ceilings.label},
+                        {"ceilings_measured", roofline.ceilings.measured}, {"bytes", roofline.bytes},
+                        {"flops", roofline.flops}, {"math", roofline.math}, {"bound", roofline.bound},
+                        {"seconds", roofline.seconds}, {"memory_seconds", roofline.memory_seconds},
+                        {"compute_seconds", roofline.compute_seconds}}}};
+}
+
+void run_explain(const ExplainOptions& options) {
+  if (options.m < 1 || options.n < 1 || options.k < 1) throw_invalid("-m, -n and -k must be positive");
+  if (options.k % 16 != 0) throw_invalid("-k " + std::to_string(options.k) + " is not a multiple of 16, the NVFP4 block size");
+  const GemmProblem problem{options.m, options.n, options.k, parse_activation(options.activation), parse_output(options.output)};
+  RunnerOptions runner_options;
+  runner_options.backend = options.backend;
+  runner_options.profile_path = options.profile;
+  dispatch::apply_device_arguments(runner_options, options.device, options.simulate_sm, options.simulate_cublaslt);
+  Runner runner(std::move(runner_options));
+  if (options.canary) runner.run_all_canaries(problem.activation, problem.output);
+  const dispatch::Explanation explanation = runner.explain(problem);
+  if (options.json) {
+    std::printf("%s\n", to_json(explanation).dump(2).c_str());
+  } else {
+    std::printf("%s", explanation.to_text().c_str());
+    if (options.simulate_sm > 0) {
+      std::printf("note:     simulated device (no GPU touched); cuBLASLt assumed %d; pass --simulate-cublaslt to change\n",
+                  options.simulate_cublaslt);
+    }
+  }
+}
+
+const RegisterCommand registration([](CLI::App& app) {
+  auto options = std::make_shared<ExplainOptions>();
+  auto* command = app.add_subcommand("explain", "Show which backend would run a GEMM on this machine and why");
+  command->add_option("-m", options->m, "Activation rows M (default 1)");
+  command->add_option("-n", options->n, "Weight rows N (default 4096)");
+  command->add_option("-k", options->k, "Reduction size K, a multiple of 16 (default 4096)");
+  command->add_option("--device", options->device, "auto (default: the first GPU, else the CPU), cpu, I or cuda:I");
+  command->add_option("--backend", options->backend, "Explain an explicit choice instead of auto (wins over FP4GEMM_BACKEND)");
+  command->add_option("--activation", options->activation, "bf16 (W4A16, default), f32 or nvfp4 (W4A4)");
+  command->add_option("--output", options->output, "bf16 (default), f16 or f32");
+  command->add_option("--profile", options->profile, "A tuned profile (JSON) to consult");
+  command->add_option("--simulate-sm", options->simulate_sm, "Explain for a simulated GPU of this SM (e.g. 90, 100, 120) instead");
+  command->add_option("--simulate-cublaslt", options->simulate_cublaslt,
+                      "cuBLASLt version of the simulated GPU, major*10000+minor*100+patch; 0 = absent (default 130100)");
+  command->add_flag("--canary", options->canary, "Run every backend's canary first, so quarantines show");
+  command->add_flag("--json", options->json, "Print one JSON document");
+  command->callback([options] { run_explain(*options); });
+});
+
+}  // namespace
+}  // namespace fp4gemm::cli
