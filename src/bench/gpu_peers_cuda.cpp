@@ -127,13 +127,18 @@ Result time_cublaslt_fp8(const GemmProblem& problem, cudaStream_t stream) {
     weights.emplace_back(std::size_t(weight_bytes), "the FP8 peer's weight");
     fill_random_e4m3(weights.back().as<std::uint8_t>(), weight_bytes, 100 + std::uint64_t(copy), stream);
   }
+  // NOTE: C and D are separate buffers (as in cuBLASLt's FP8 sample). With C == D (in place) every
+  // heuristic candidate was refused with NOT_SUPPORTED on the H200 (2026-11-30); aliasing is the
+  // one pointer-dependent difference the heuristic cannot see. Untested on the device as of this commit.
   cuda::DeviceBuffer activation(std::size_t(m * k), "the FP8 peer's activations"),
-      out(std::size_t(m * n) * 2, "the FP8 peer's output"), workspace(std::size_t(workspace_bytes), "the cuBLASLt workspace");
+      addend(std::size_t(m * n) * 2, "the FP8 peer's C (unused, beta = 0)"), out(std::size_t(m * n) * 2, "the FP8 peer's output"),
+      workspace(std::size_t(workspace_bytes), "the cuBLASLt workspace");
   fill_random_e4m3(activation.as<std::uint8_t>(), m * k, 22, stream);
+  check_cuda(cudaMemsetAsync(addend.data(), 0, addend.bytes(), stream), "bench: clearing the FP8 peer's C");
   const float alpha = 1.0f, beta = 0.0f;
   const auto matmul_with = [&](const cublasLtMatmulAlgo_t& algorithm, int call) {
     return cublasLtMatmul(lt.get(), matmul.operation, &alpha, weights[std::size_t(call % copies)].data(), matmul.weight,
-                          activation.data(), matmul.activation, &beta, out.data(), matmul.output, out.data(), matmul.output,
+                          activation.data(), matmul.activation, &beta, addend.data(), matmul.output, out.data(), matmul.output,
                           &algorithm, workspace.data(), workspace_bytes, stream);
   };
   int chosen = -1;
