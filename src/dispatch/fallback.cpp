@@ -31,6 +31,7 @@ std::string ensure_canary(RunnerState& state, BackendSlot& slot, const GemmProbl
     return "";
   }
   state.quarantine[name] = report.reason;
+  ++state.generation;
   return report.reason;
 }
 
@@ -50,13 +51,21 @@ std::string describe(const std::exception_ptr& failure) {
 
 void serve(RunnerState& state, const ActivationView& a, WeightState& weight, float alpha, const MutableDenseView& out,
            const RunContext& context, const GemmProblem& problem) {
-  Plan plan;
+  RunnerState::CachedPlan plan;
   {
     std::lock_guard<std::mutex> lock(state.mutex);
-    plan = plan_for(state, problem);
+    const RunnerState::ProblemKey key{problem.m, problem.n, problem.k, problem.activation, problem.output};
+    auto cached = state.plans.find(key);
+    if (cached == state.plans.end() || cached->second.generation != state.generation) {
+      const Plan fresh = plan_for(state, problem);
+      cached = state.plans.insert_or_assign(key, RunnerState::CachedPlan{state.generation, fresh.order, fresh.strict,
+                                                                         fresh.explanation.choice_reason})
+                   .first;
+    }
+    plan = cached->second;
   }
   if (plan.order.empty()) throw Error(ErrorCode::unsupported, "cannot run " + problem.to_string() + ": " +
-                                                                  plan.explanation.choice_reason +
+                                                                  plan.no_candidate_reason +
                                                                   "; run `fp4gemm explain` with this shape for details");
   std::string causes;
   for (const std::string& name : plan.order) {
@@ -88,6 +97,7 @@ void serve(RunnerState& state, const ActivationView& a, WeightState& weight, flo
     {
       std::lock_guard<std::mutex> lock(state.mutex);
       state.failures[failure_key(name, problem)] = cause;
+      ++state.generation;
     }
     causes += (causes.empty() ? "" : "; ") + name + ": " + cause;
     state.warn_once("failure:" + failure_key(name, problem),

@@ -155,7 +155,10 @@ std::vector<CanaryReport> Runner::run_all_canaries(ActivationType activation, DT
       report = dispatch::run_canary(*slot->backend, device, state_->primary.index, activations, output, nullptr);
     }
     std::lock_guard<std::mutex> lock(state_->mutex);
-    if (report.ran && !report.passed) state_->quarantine[report.backend] = report.reason;
+    if (report.ran && !report.passed) {
+      state_->quarantine[report.backend] = report.reason;
+      ++state_->generation;
+    }
     reports.push_back(report);
   }
   return reports;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fp4gemm/runner.hpp"
@@ -37,6 +38,18 @@ struct RunnerState {
   std::set<std::string> canary_passed;                      // canary_key()
   std::map<std::string, std::string> failures;              // failure_key() -> cause
   OnceLog once;                                             // per-runner warnings (fallbacks)
+  // NOTE: gemm() reuses the candidate order of a problem it has planned before, as long as no
+  // quarantine or failure was recorded since (`generation` counts those). Planning builds the
+  // whole explain trail, which costs more than a decode-sized GEMM on the GPU.
+  using ProblemKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, ActivationType, DType>;
+  struct CachedPlan {
+    std::uint64_t generation = 0;
+    std::vector<std::string> order;
+    bool strict = false;
+    std::string no_candidate_reason;
+  };
+  std::uint64_t generation = 0;
+  std::map<ProblemKey, CachedPlan> plans;
 
   BackendSlot* find(const std::string& name) const;
   // Host backends are checked against and run on the CPU, GPU backends on the primary device.

@@ -87,8 +87,12 @@ void run_explain(const ExplainOptions& options) {
   } else {
     std::printf("%s", explanation.to_text().c_str());
     if (options.simulate_sm > 0) {
-      std::printf("note:     simulated device (no GPU touched); cuBLASLt assumed %d; pass --simulate-cublaslt to change\n",
-                  options.simulate_cublaslt);
+      const int version = options.simulate_cublaslt;
+      std::printf("note:     simulated device (no GPU touched); cuBLASLt %s; pass --simulate-cublaslt to change\n",
+                  version == 0 ? "absent"
+                               : ("assumed " + std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) +
+                                  "." + std::to_string(version % 100))
+                                     .c_str());
     }
   }
 }

@@ -94,7 +94,11 @@ CheckResult CublasLtBackend::probe(const DeviceInfo& device, const GemmProblem& 
 }
 
 CheckResult CublasLtBackend::check_device(const DeviceInfo& device) const {
-  const CheckResult requirements = cublaslt::check_device_requirements(device);
+  CheckResult requirements = cublaslt::check_device_requirements(device);
+  if (requirements) {
+    const std::string missing_code = cublaslt::missing_kernel_code_reason(device);
+    if (!missing_code.empty()) requirements = CheckResult::fail(missing_code);
+  }
   // Simulated devices, and real ones without a usable library, are decided from the fields alone.
   if (!device.probed || !device.is_cuda() || device.cublaslt_version < cublaslt::kMinimumVersion) return requirements;
   // A real GPU: ask cuBLASLt itself with a representative W4A4 problem, so the reason quotes it

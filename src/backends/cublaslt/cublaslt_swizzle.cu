@@ -2,6 +2,8 @@
 // 128x4 tile formula and copy the linear scale there, or zero for padding.
 #include "backends/cublaslt/cublaslt_swizzle.hpp"
 
+#include <vector>
+
 namespace fp4gemm::cublaslt {
 namespace {
 
@@ -21,7 +23,43 @@ __global__ void swizzle_scales_kernel(const std::uint8_t* __restrict__ linear, s
   swizzled[offset] = (row < rows && column < scale_cols) ? linear[row * scale_cols + column] : std::uint8_t(0);
 }
 
+// The virtual architectures this file was compiled for, e.g. {800, 900}.
+std::vector<int> compiled_architectures() {
+#ifdef __CUDA_ARCH_LIST__
+  return {__CUDA_ARCH_LIST__};
+#else
+  return {};
+#endif
+}
+
 }  // namespace
+
+std::string missing_kernel_code_reason(const DeviceInfo& device) {
+  const std::vector<int> architectures = compiled_architectures();
+  std::string built_for;
+  for (int architecture : architectures) built_for += (built_for.empty() ? "" : ", ") + std::to_string(architecture / 10);
+  const std::string missing = "this binary holds no code for sm_" + std::to_string(device.sm()) +
+                              " for its scale-swizzle kernel (built for compute " + built_for +
+                              "); rebuild with that architecture in CMAKE_CUDA_ARCHITECTURES";
+  if (device.probed) {
+    int previous = 0;
+    cudaGetDevice(&previous);
+    cudaFuncAttributes attributes{};
+    cudaError_t status = cudaSetDevice(device.index);
+    if (status == cudaSuccess) status = cudaFuncGetAttributes(&attributes, swizzle_scales_kernel);
+    cudaSetDevice(previous);
+    if (status == cudaSuccess) return "";
+    cudaGetLastError();  // not sticky: clear it so it is not blamed on a later call
+    if (status == cudaErrorInvalidDeviceFunction || status == cudaErrorNoKernelImageForDevice) return missing;
+    return std::string("could not ask the CUDA runtime about the swizzle kernel: ") + cudaGetErrorString(status);
+  }
+  // NOTE: a simulated GPU can run the kernel when some compiled architecture is at or below its SM:
+  // the lowest one is built with its PTX (CMake's "80" = sm_80 code + compute_80 PTX), which the
+  // driver JIT-compiles for newer GPUs.
+  for (int architecture : architectures)
+    if (architecture <= device.sm() * 10) return "";
+  return missing;
+}
 
 cudaError_t swizzle_scales_on_device(const std::uint8_t* linear, std::uint8_t* swizzled, std::int64_t rows,
                                      std::int64_t cols, cudaStream_t stream) {

@@ -5,8 +5,16 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <string>
+
+#include "fp4gemm/device.hpp"
 
 namespace fp4gemm::cublaslt {
+
+// Empty when this binary holds code the device can run for the swizzle kernel, else why not.
+// A real GPU (DeviceInfo::probed) is asked through the runtime; a simulated one is compared with
+// the architectures nvcc compiled this file for (__CUDA_ARCH_LIST__).
+std::string missing_kernel_code_reason(const DeviceInfo& device);
 
 // `swizzled` holds scale_layout::swizzled_bytes(rows, cols) bytes. Asynchronous on `stream`.
 cudaError_t swizzle_scales_on_device(const std::uint8_t* linear, std::uint8_t* swizzled, std::int64_t rows,
