@@ -83,8 +83,9 @@ void serve(RunnerState& state, const ActivationView& a, WeightState& weight, flo
     std::exception_ptr failure;
     try {
       const DeviceInfo& device = state.device_for(*slot.backend);
-      const auto layout = weight.layout_for(*slot.backend, device, state.primary.index);
+      // Preparation too runs under the backend's lock: prepare() may share handles with run().
       std::lock_guard<std::mutex> run_lock(slot.run_mutex);
+      const auto layout = weight.layout_for(*slot.backend, device, state.primary.index);
       run_with_staging(*slot.backend, a, *layout, alpha, out, context, state.primary.index);
       return;
     } catch (const Error& error) {

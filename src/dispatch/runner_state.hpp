@@ -17,8 +17,9 @@ namespace fp4gemm::dispatch {
 
 struct BackendSlot {
   std::shared_ptr<Backend> backend;
-  // NOTE: Backend::run is not const and a backend may keep per-instance workspace (cuBLASLt
-  // handle, scratch), so the runner never runs one backend instance on two threads at once.
+  // NOTE: Backend::run is not const and a backend may keep per-instance state (library handles
+  // made at prepare, caches), so the runner never lets two threads into one backend instance at
+  // once: prepare, run and canary all hold this lock (taken before a WeightState's lock).
   std::mutex run_mutex;
 };
 

@@ -29,10 +29,13 @@ enum class Fault {
 
 class FaultyBackend final : public Backend {
  public:
-  FaultyBackend(std::string name, Fault fault) : name_(std::move(name)), fault_(fault) {}
+  // `memory`: Memory::cuda makes the runner treat it as a GPU backend (staging operands for it);
+  // only the faults that never touch the operands (throw_*, out_of_memory, ...) make sense then.
+  FaultyBackend(std::string name, Fault fault, Memory memory = Memory::host)
+      : name_(std::move(name)), fault_(fault), memory_(memory) {}
   std::string name() const override { return name_; }
   std::string summary() const override { return "test backend with an injected fault"; }
-  Memory memory() const override { return Memory::host; }
+  Memory memory() const override { return memory_; }
   CheckResult check_device(const DeviceInfo&) const override { return CheckResult::pass(); }
   CheckResult check_problem(const GemmProblem& problem, const DeviceInfo&) const override {
     return problem.k % 16 == 0 ? CheckResult::pass() : CheckResult::fail("K must be a multiple of 16");
@@ -47,6 +50,7 @@ class FaultyBackend final : public Backend {
  private:
   std::string name_;
   Fault fault_;
+  Memory memory_;
   RefBackend reference_;
 };
 
