@@ -94,7 +94,7 @@ Runner::Runner(RunnerOptions options) : state_(std::make_unique<dispatch::Runner
 Runner::~Runner() = default;
 
 WeightHandle Runner::prepare(const Nvfp4View& weight, WeightSource source) {
-  if (weight.memory == Memory::host) validate_weight(weight);  // device scales are checked by the backend
+  validate_weight(weight);  // shapes and buffers; block scales only when they are on the host
   if (source == WeightSource::copy && weight.memory != Memory::host) {
     throw_invalid("WeightSource::copy keeps a host copy and needs a weight in host memory; pass WeightSource::borrow "
                   "for a weight in GPU memory and keep it alive as long as the handle");
@@ -119,7 +119,12 @@ void Runner::gemm(const ActivationView& a, const WeightHandle& weight, float alp
   if (weight.state_->runner_id != state_->id) {
     throw_invalid("the weight handle was prepared by another Runner; prepare it with the runner that runs it");
   }
-  // Shape, stride and dtype checks before anything runs; memory must agree between a and out.
+  if (out.memory != a.memory()) {
+    throw_invalid(std::string("the activation is in ") + to_string(a.memory()) + " memory but the output in " +
+                  to_string(out.memory) + " memory; pass both in the same memory (the runner stages both when a "
+                  "backend needs the other)");
+  }
+  // Shape, stride and dtype checks before anything runs.
   PreparedWeight shape;
   shape.rows = weight.rows();
   shape.cols = weight.cols();

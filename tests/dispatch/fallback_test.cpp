@@ -204,6 +204,18 @@ TEST_F(Fallback, BadOperandsAreRejectedBeforeAnyBackendRuns) {
   EXPECT_THROW(runner.gemm(operands.activation(), weight, operands.alpha, out.view), Error);
   EXPECT_EQ(healthy->runs, 0);
   EXPECT_THROW(runner.gemm(operands.activation(), WeightHandle{}, operands.alpha, out.view), Error);
+  PoisonedOutput right_shape = make_poisoned_output(problem.m, problem.n, problem.output);
+  MutableDenseView elsewhere = right_shape.view;
+  elsewhere.memory = Memory::cuda;
+  try {
+    runner.gemm(operands.activation(), weight, operands.alpha, elsewhere);
+    FAIL() << "activation and output in different memories were accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("the activation is in host memory but the output in cuda memory"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(healthy->runs, 0);
   Runner other = make_runner(std::make_shared<FaultyBackend>("healthy", Fault::none));
   EXPECT_THROW(other.gemm(operands.activation(), weight, operands.alpha, out.view), Error)
       << "a handle belongs to the runner that prepared it";
