@@ -91,6 +91,9 @@ QuantizeResult quantize_checkpoint(const SafetensorsFile& input, const QuantizeO
                       ", " + std::to_string(cols / 16) + "] + F32 []";
     result.decisions.push_back(std::move(decision));
   }
+  // NOTE: transformers refuses safetensors files whose "format" metadata is not a framework name;
+  // an input without metadata gets "pt", as torch-saved checkpoints carry.
+  out.set_metadata("format", "pt");
   for (const auto& [key, value] : input.header().metadata) out.set_metadata(key, value);
   result.excluded_modules.assign(excluded_modules.begin(), excluded_modules.end());
   result.hf_quant_config_json = make_hf_quant_config(result.excluded_modules);

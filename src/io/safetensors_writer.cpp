@@ -90,6 +90,7 @@ void SafetensorsWriter::write(const std::string& path) const {
   bool ok = std::fwrite(prefix.data(), 1, prefix.size(), out) == prefix.size();
   for (const auto& pending : tensors_) {
     if (!ok) break;
+    if (pending->bytes.empty()) continue;  // an empty span may hold a null pointer
     ok = std::fwrite(pending->bytes.data(), 1, pending->bytes.size(), out) == pending->bytes.size();
   }
   const int saved_errno = errno;

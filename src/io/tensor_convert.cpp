@@ -17,6 +17,7 @@ std::vector<float> tensor_to_float(const TensorView& tensor) {
   }
   const std::size_t count = std::size_t(tensor.entry->elements());
   std::vector<float> values(count);
+  if (count == 0) return values;
   if (tensor.dtype() == TensorDType::f32) {
     std::memcpy(values.data(), tensor.data, count * sizeof(float));  // the mapping may be unaligned
     return values;
@@ -34,6 +35,7 @@ std::vector<std::uint8_t> float_to_bytes(const std::vector<float>& values, Tenso
   std::vector<std::uint8_t> bytes;
   if (dtype == TensorDType::f32) {
     bytes.resize(values.size() * sizeof(float));
+    if (values.empty()) return bytes;
     std::memcpy(bytes.data(), values.data(), bytes.size());
     return bytes;
   }

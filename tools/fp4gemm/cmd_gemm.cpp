@@ -51,7 +51,7 @@ Activation load_activation(const io::TensorView& tensor, std::int64_t k) {
   Activation activation;
   if (tensor.dtype() == io::TensorDType::bf16) {
     activation.bf16.resize(std::size_t(m * k));
-    std::memcpy(activation.bf16.data(), tensor.data, tensor.entry->byte_size());
+    if (m > 0) std::memcpy(activation.bf16.data(), tensor.data, tensor.entry->byte_size());
     activation.view = {activation.bf16.data(), DType::bf16, m, k};
   } else if (tensor.dtype() == io::TensorDType::f32) {
     activation.f32 = io::tensor_to_float(tensor);
