@@ -27,6 +27,11 @@ if ! command -v "$compiler" >/dev/null; then
   echo "fuzz.sh: $compiler not found; install clang-14 and libclang-rt-14-dev" >&2
   exit 1
 fi
+runtime=$("$compiler" -print-file-name="libclang_rt.fuzzer-$(uname -m).a")
+if [ ! -f "$runtime" ]; then
+  echo "fuzz.sh: $compiler has no libFuzzer runtime; install libclang-rt-14-dev" >&2
+  exit 1
+fi
 build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
 mkdir -p "$build/corpus" "$build/artifacts"
 binary=$build/safetensors_header_fuzz
