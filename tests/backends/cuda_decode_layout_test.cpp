@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 
+#include "backends/cuda_decode/decode_bits.hpp"
 #include "backends/cuda_decode/decode_layout.hpp"
 #include "backends/cuda_decode/decode_tuning.hpp"
 #include "fp4gemm/format/e2m1.hpp"
@@ -18,11 +19,23 @@
 namespace fp4gemm::cuda_decode {
 namespace {
 
-// What the kernel does to one 16-bit lane: nibble bits placed at BF16 bits 15 | 8..6.
-float decode_lane(std::uint32_t shifted_word, bool high_lane) {
-  const std::uint32_t bits = ((shifted_word << 6) & 0x01C001C0u) | ((shifted_word << 12) & 0x80008000u);
+// What the kernel does: cut fragment register `reg` out of the word (the kernel's own function),
+// then read one BF16 lane, value * 2^-126.
+float decode_lane(std::uint32_t word, int reg, bool high_lane) {
+  const std::uint32_t bits = fragment_bits(word, reg);
   const std::uint16_t lane_bits = high_lane ? std::uint16_t(bits >> 16) : std::uint16_t(bits & 0xFFFF);
   return bf16_to_float(lane_bits) * std::ldexp(1.0f, 126);
+}
+
+TEST(CudaDecodeBits, EveryWordBitBelongsToExactlyOneElement) {
+  std::uint32_t used = 0;
+  for (int element = 0; element < 8; ++element)
+    for (int bit = 0; bit < 4; ++bit) {
+      const std::uint32_t mask = 1u << word_bit(element, bit);
+      EXPECT_EQ(used & mask, 0u) << "element " << element << " bit " << bit;
+      used |= mask;
+    }
+  EXPECT_EQ(used, 0xFFFFFFFFu);
 }
 
 void expect_layout_decodes_to(const Nvfp4Matrix& weight) {
@@ -45,7 +58,7 @@ void expect_layout_decodes_to(const Nvfp4Matrix& weight) {
             for (int half = 0; half < 2; ++half) {
               const int column = 2 * t + half + (p / 2) * 8;  // registers 2 and 3 hold columns +8
               const std::int64_t n = tile * 16 + row, k = (chunk * 4 + block) * 16 + column;
-              const float value = decode_lane(word >> (4 * p), half == 1) * scale;
+              const float value = decode_lane(word, p, half == 1) * scale;
               const float want = (n < weight.rows && k < weight.cols) ? expected[std::size_t(n * weight.cols + k)] : 0.0f;
               ASSERT_EQ(value, want) << "tile " << tile << " chunk " << chunk << " lane " << lane << " block " << block
                                      << " register " << p << " half " << half;
@@ -80,7 +93,9 @@ TEST(CudaDecodeLayout, SwizzledScalesGiveTheSameLayout) {
 TEST(CudaDecodeLayout, EveryCodeAndScaleSurvivesTheDecodeTrickExactly) {
   // value * 2^-126 in BF16, times scale * 2^118, must equal value * scale * 2^-8 exactly.
   for (int code = 0; code < 16; ++code) {
-    const float decoded = decode_lane(std::uint32_t(code), false);
+    std::uint32_t word = 0;  // the code as element a0 (register 0, low lane)
+    for (int bit = 0; bit < 4; ++bit) word |= std::uint32_t((code >> bit) & 1) << word_bit(0, bit);
+    const float decoded = decode_lane(word, 0, false);
     EXPECT_EQ(decoded, e2m1::decode(std::uint8_t(code))) << code;
     for (int scale = 0; scale < 0x7F; ++scale) {
       const float scale_value = e4m3::decode(std::uint8_t(scale));

@@ -167,8 +167,10 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
   args.k = int(problem.k);
   args.chunks = int(prepared.chunks);
   args.alpha = alpha;
-  const cuda_decode::LaunchShape shape =
-      cuda_decode::choose_launch_shape(problem.m, problem.n, problem.k, prepared.multiprocessors);
+  cuda_decode::LaunchShape shape = cuda_decode::choose_launch_shape(problem.m, problem.n, problem.k, prepared.multiprocessors);
+  if (cuda_decode::shape_override(shape) && !cuda_decode::is_compiled_shape(shape)) {
+    throw_invalid("FP4GEMM_DECODE_SHAPE names a CTA shape this build does not compile");
+  }
   cuda::check_cuda(cuda_decode::launch_decode_gemm(args, shape, stream),
                    "cuda_decode: launching the kernel");
 }

@@ -1,5 +1,7 @@
 #include "backends/cuda_decode/decode_layout.hpp"
 
+#include "backends/cuda_decode/decode_bits.hpp"
+
 #include "fp4gemm/format/e2m1.hpp"
 #include "fp4gemm/format/scale_layout.hpp"
 
@@ -12,9 +14,6 @@ void fragment_position(int index, int g, int t, int& row, int& column) {
   row = g + ((index / 2) % 2) * 8;        // a2, a3, a6, a7 are row g+8
   column = 2 * t + (index % 2) + (index / 4) * 8;  // a4..a7 are columns +8
 }
-
-// Nibble slot of fragment element a0..a7 inside the lane's 32-bit word (see the header).
-constexpr int kNibbleOfElement[8] = {0, 4, 1, 5, 2, 6, 3, 7};
 
 }  // namespace
 
@@ -53,7 +52,7 @@ DecodeLayout make_decode_layout(const Nvfp4View& weight) {
             fragment_position(element, g, t, row, column);
             const std::uint32_t code =
                 code_at(tile * kTileRows + row, (chunk * kBlocksPerChunk + block) * 16 + column);
-            word |= code << (4 * kNibbleOfElement[element]);
+            for (int bit = 0; bit < 4; ++bit) word |= ((code >> bit) & 1u) << word_bit(element, bit);
           }
           std::uint8_t* out = layout.codes.data() + (tile_chunk * 32 + lane) * 16 + block * 4;
           for (int byte = 0; byte < 4; ++byte) out[byte] = std::uint8_t(word >> (8 * byte));

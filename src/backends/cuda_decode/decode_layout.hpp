@@ -7,11 +7,10 @@
 //
 // codes:  [row_tiles][chunks][32 lanes] x 16 bytes. Lane L (group g = L/4, t = L%4) holds, for each
 //         of the chunk's 4 blocks, one 32-bit word with exactly the 8 elements of its A fragment:
-//         rows g and g+8, block columns 2t, 2t+1, 2t+8, 2t+9. Nibble order inside the word is
-//         [0]=a0 [1]=a2 [2]=a4 [3]=a6 [4]=a1 [5]=a3 [6]=a5 [7]=a7, so fragment register p takes
-//         nibble p as its low BF16 lane and nibble p+4 as its high lane: two shifts and two masks
-//         per register, no shuffles. One 16-byte load per lane per chunk; a warp reads 512
-//         contiguous bytes.
+//         rows g and g+8, block columns 2t, 2t+1, 2t+8, 2t+9. The bits of those 8 codes are
+//         spread over the word (decode_bits.hpp) so that each fragment register is cut out with
+//         one rotate and one AND (register 3: three). One 16-byte load per lane per chunk; a warp
+//         reads 512 contiguous bytes.
 // scales: [row_tiles][chunks][8 groups] x 8 bytes: E4M3 scales of row g (bytes 0..3, blocks 0..3)
 //         then row g+8 (bytes 4..7). The four lanes of a group load the same 8 bytes.
 // Rows are padded to a multiple of 16 and K to a multiple of 64 with zero codes and zero scales,

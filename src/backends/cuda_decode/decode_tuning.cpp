@@ -1,5 +1,11 @@
 #include "backends/cuda_decode/decode_tuning.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "fp4gemm/error.hpp"
+
 namespace fp4gemm::cuda_decode {
 
 LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors) {
@@ -23,6 +29,18 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
   shape.warps_k = 8 / shape.warps_n;
   (void)k;  // K only changes how many chunks each K-warp walks
   return shape;
+}
+
+bool shape_override(LaunchShape& shape) {
+  const char* text = std::getenv("FP4GEMM_DECODE_SHAPE");
+  if (text == nullptr || *text == '\0') return false;
+  int warps_n = 0, warps_k = 0;
+  if (std::sscanf(text, "%d:%d", &warps_n, &warps_k) != 2 || warps_n < 1 || warps_k < 1) {
+    throw_invalid(std::string("FP4GEMM_DECODE_SHAPE must look like 2:4 (warps_n:warps_k), not '") + text + "'");
+  }
+  shape.warps_n = warps_n;
+  shape.warps_k = warps_k;
+  return true;
 }
 
 }  // namespace fp4gemm::cuda_decode

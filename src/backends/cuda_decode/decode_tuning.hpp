@@ -19,4 +19,8 @@ struct LaunchShape {
 // Picks the shape for a problem on a GPU with `multiprocessors` SMs.
 LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
 
+// Tuning knob for measurements only: FP4GEMM_DECODE_SHAPE="warps_n:warps_k" overrides the CTA
+// shape (m_tiles still follows M). Returns false when unset; throws on a malformed value.
+bool shape_override(LaunchShape& shape);
+
 }  // namespace fp4gemm::cuda_decode

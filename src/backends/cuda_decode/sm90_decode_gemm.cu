@@ -10,6 +10,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "backends/cuda_decode/decode_bits.hpp"
 #include "backends/cuda_decode/decode_layout.hpp"
 #include "backends/cuda_decode/sm90_decode_gemm.cuh"
 
@@ -36,16 +37,21 @@ __device__ __forceinline__ std::uint32_t bf16x2_mul(std::uint32_t a, std::uint32
 }
 
 // Streaming load: the weight is read exactly once, so keep it out of L1.
-__device__ __forceinline__ uint4 load_streaming(const uint4* address) {
-  uint4 value;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
-               : "l"(address));
-  return value;
+// Asynchronous global -> shared copies (sm_80+): bytes in flight cost no registers.
+__device__ __forceinline__ void copy_async_16(void* shared, const void* global) {
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;" ::"r"(address), "l"(global) : "memory");
 }
+__device__ __forceinline__ void copy_async_8(void* shared, const void* global) {
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(address), "l"(global) : "memory");
+}
+__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void wait_copies() { asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory"); }
 
 __device__ __forceinline__ void mma_bf16(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
-  asm volatile(
+  asm(
       "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
       "{%0, %1, %2, %3};"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
@@ -56,11 +62,7 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], const std::uint32_t (&a)
 __device__ __forceinline__ void decode_fragment(std::uint32_t word, std::uint32_t scale_row_g, std::uint32_t scale_row_g8,
                                                 std::uint32_t (&fragment)[4]) {
 #pragma unroll
-  for (int p = 0; p < 4; ++p) {
-    const std::uint32_t shifted = word >> (4 * p);
-    const std::uint32_t bits = ((shifted << 6) & 0x01C001C0u) | ((shifted << 12) & 0x80008000u);
-    fragment[p] = bf16x2_mul(bits, (p % 2 == 0) ? scale_row_g : scale_row_g8);
-  }
+  for (int p = 0; p < 4; ++p) fragment[p] = bf16x2_mul(fragment_bits(word, p), (p % 2 == 0) ? scale_row_g : scale_row_g8);
 }
 
 __device__ __forceinline__ void store_output(void* out, std::int64_t index, OutputKind kind, float value) {
@@ -76,15 +78,21 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK) decode_gemm_kernel(con
   constexpr int kThreads = 32 * kWarpsN * kWarpsK;
   constexpr int kCtaRows = kTileRows * kWarpsN;
   constexpr int kCols = kMTiles * 8;
-  constexpr int kUnroll = 4;  // chunks whose loads are issued before the first is used
+  // Weight chunks in flight per warp (cp.async ring in shared memory). Deep enough that an SM
+  // keeps ~64 KB of weights in flight (HBM bandwidth x loaded latency), within the smem budget.
+  constexpr int kStages = kMTiles >= 8 ? 2 : kMTiles >= 4 ? 4 : 8;
+  constexpr int kWarps = kWarpsN * kWarpsK;
   static_assert(kThreads <= 1024 && kThreads >= 32, "CTA size");
-  static_assert(kWarpsK * kCtaRows * kCols * 4 <= 48 * 1024, "partial sums must fit static shared memory");
+  static_assert(kWarpsK * kCtaRows * (kCols + 1) * 4 + kWarps * kStages * (512 + 64) + 1024 <= 48 * 1024,
+                "partial sums and the copy rings must fit static shared memory");
 
-  __shared__ std::uint16_t scale_table[256];
+  __shared__ std::uint32_t scale_table[256];  // E4M3 code -> BF16x2 pair (both lanes the scale)
   __shared__ float partial[kWarpsK][kCtaRows][kCols + 1];  // +1: no bank conflicts on the transpose
+  __shared__ uint4 code_stages[kWarps][kStages][32];
+  __shared__ uint2 scale_stages[kWarps][kStages][8];
 
   // Set up: the E4M3 -> BF16*2^118 table.
-  for (int code = threadIdx.x; code < 256; code += kThreads) scale_table[code] = scale_to_bf16_bits(code);
+  for (int code = threadIdx.x; code < 256; code += kThreads) scale_table[code] = std::uint32_t(scale_to_bf16_bits(code)) * 0x10001u;
   __syncthreads();
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -93,10 +101,14 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK) decode_gemm_kernel(con
   const std::int64_t row_tile = std::int64_t(blockIdx.x) * kWarpsN + warp_n;
   const std::int64_t row_tiles = (args.n + kTileRows - 1) / kTileRows;
 
-  float accumulators[kMTiles][4];
+  // Two accumulator sets for few tiles: alternating blocks between them lets consecutive MMAs
+  // overlap instead of each waiting for the previous one's result.
+  constexpr int kSets = kMTiles <= 2 ? 2 : 1;
+  float accumulators[kSets][kMTiles][4];
 #pragma unroll
-  for (int tile = 0; tile < kMTiles; ++tile)
-    for (int i = 0; i < 4; ++i) accumulators[tile][i] = 0.0f;
+  for (int set = 0; set < kSets; ++set)
+    for (int tile = 0; tile < kMTiles; ++tile)
+      for (int i = 0; i < 4; ++i) accumulators[set][tile][i] = 0.0f;
 
   if (row_tile < row_tiles) {
     const int chunk_begin = int(std::int64_t(args.chunks) * warp_k / kWarpsK);
@@ -104,62 +116,94 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK) decode_gemm_kernel(con
     const uint4* codes = static_cast<const uint4*>(args.codes) + (row_tile * args.chunks) * 32 + lane;
     const uint2* scales = static_cast<const uint2*>(args.scales) + (row_tile * args.chunks) * 8 + group;
     const std::uint16_t* activations = static_cast<const std::uint16_t*>(args.activations);
+    uint4(&code_ring)[kStages][32] = code_stages[warp];
+    uint2(&scale_ring)[kStages][8] = scale_stages[warp];
 
-    for (int chunk0 = chunk_begin; chunk0 < chunk_end; chunk0 += kUnroll) {
-      // Issue loads: kUnroll chunks of codes and scales in flight.
-      uint4 code_words[kUnroll];
-      uint2 scale_words[kUnroll];
+    // Issue copies: chunk -> its ring slot. Each lane copies its own 16 code bytes; the first lane
+    // of each group copies the group's 8 scale bytes. Always commit, so group counts stay uniform.
+    const auto issue_chunk = [&](int chunk) {
+      if (chunk < chunk_end) {
+        const int slot = (chunk - chunk_begin) % kStages;
+        copy_async_16(&code_ring[slot][lane], codes + std::int64_t(chunk) * 32);
+        if (thread_in_group == 0) copy_async_8(&scale_ring[slot][group], scales + std::int64_t(chunk) * 8);
+      }
+      commit_copies();
+    };
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        if (chunk0 + u < chunk_end) {
-          code_words[u] = load_streaming(codes + std::int64_t(chunk0 + u) * 32);
-          scale_words[u] = __ldg(scales + std::int64_t(chunk0 + u) * 8);
-        } else {
-          code_words[u] = make_uint4(0, 0, 0, 0);
-          scale_words[u] = make_uint2(0, 0);
+    for (int stage = 0; stage < kStages - 1; ++stage) issue_chunk(chunk_begin + stage);
+
+    bool row_valid[kMTiles];  // activation rows past M read as zero
+#pragma unroll
+    for (int tile = 0; tile < kMTiles; ++tile) row_valid[tile] = tile * 8 + group < args.m;
+    // B fragments (activations) of one chunk, loaded one chunk ahead of their use.
+    std::uint32_t b_next[kBlocksPerChunk][kMTiles][2];
+    const auto load_activations = [&](int chunk) {
+#pragma unroll
+      for (int block = 0; block < kBlocksPerChunk; ++block) {
+        const int k0 = (chunk * kBlocksPerChunk + block) * 16;
+        const bool k_valid = k0 < args.k && chunk < chunk_end;
+#pragma unroll
+        for (int tile = 0; tile < kMTiles; ++tile) {
+          const bool valid = row_valid[tile] && k_valid;
+          const std::uint16_t* source =
+              activations + std::int64_t(tile * 8 + group) * args.activation_stride + k0 + 2 * thread_in_group;
+          b_next[block][tile][0] = valid ? __ldg(reinterpret_cast<const unsigned int*>(source)) : 0u;
+          b_next[block][tile][1] = valid ? __ldg(reinterpret_cast<const unsigned int*>(source + 8)) : 0u;
         }
       }
-      // Decode and multiply, block by block.
+    };
+    load_activations(chunk_begin);
+
+    for (int chunk = chunk_begin; chunk < chunk_end; ++chunk) {
+      std::uint32_t b_fragments[kBlocksPerChunk][kMTiles][2];
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        if (chunk0 + u >= chunk_end) break;
-        const std::uint32_t words[4] = {code_words[u].x, code_words[u].y, code_words[u].z, code_words[u].w};
+      for (int block = 0; block < kBlocksPerChunk; ++block)
 #pragma unroll
-        for (int block = 0; block < kBlocksPerChunk; ++block) {
-          const int k0 = ((chunk0 + u) * kBlocksPerChunk + block) * 16;
-          if (k0 >= args.k) break;  // K padding: zero weights, and activations must not be read
-          const unsigned scale_g = (scale_words[u].x >> (8 * block)) & 0xFF;
-          const unsigned scale_g8 = (scale_words[u].y >> (8 * block)) & 0xFF;
-          const std::uint32_t pair_g = std::uint32_t(scale_table[scale_g]) * 0x10001u;
-          const std::uint32_t pair_g8 = std::uint32_t(scale_table[scale_g8]) * 0x10001u;
-          std::uint32_t fragment[4];
-          decode_fragment(words[block], pair_g, pair_g8, fragment);
-#pragma unroll
-          for (int tile = 0; tile < kMTiles; ++tile) {
-            const int row = tile * 8 + group;
-            std::uint32_t b0 = 0, b1 = 0;
-            if (row < args.m) {
-              const std::uint16_t* source = activations + std::int64_t(row) * args.activation_stride + k0 + 2 * thread_in_group;
-              b0 = __ldg(reinterpret_cast<const unsigned int*>(source));
-              b1 = __ldg(reinterpret_cast<const unsigned int*>(source + 8));
-            }
-            mma_bf16(accumulators[tile], fragment, b0, b1);
-          }
+        for (int tile = 0; tile < kMTiles; ++tile) {
+          b_fragments[block][tile][0] = b_next[block][tile][0];
+          b_fragments[block][tile][1] = b_next[block][tile][1];
         }
+      load_activations(chunk + 1);
+
+      // kStages-1 + (chunk - chunk_begin) groups are issued; this chunk's is done once at most
+      // kStages-2 are pending.
+      wait_copies<kStages - 2>();
+      // NOTE: one barrier serves two purposes: scale bytes were copied by another lane of the
+      // group, and every lane has finished reading the slot that the next copy overwrites (the
+      // slot read in the previous iteration).
+      __syncwarp();
+      issue_chunk(chunk + kStages - 1);
+      const int slot = (chunk - chunk_begin) % kStages;
+      const uint4 code_words = code_ring[slot][lane];
+      const uint2 scale_words = scale_ring[slot][group];
+      const std::uint32_t words[4] = {code_words.x, code_words.y, code_words.z, code_words.w};
+#pragma unroll
+      for (int block = 0; block < kBlocksPerChunk; ++block) {
+        const std::uint32_t pair_g = scale_table[(scale_words.x >> (8 * block)) & 0xFF];
+        const std::uint32_t pair_g8 = scale_table[(scale_words.y >> (8 * block)) & 0xFF];
+        std::uint32_t fragment[4];
+        decode_fragment(words[block], pair_g, pair_g8, fragment);
+#pragma unroll
+        for (int tile = 0; tile < kMTiles; ++tile)
+          mma_bf16(accumulators[block % kSets][tile], fragment, b_fragments[block][tile][0], b_fragments[block][tile][1]);
       }
     }
+    wait_copies<0>();
   }
 
   // Reduce the kWarpsK partial sums through shared memory. C fragment: c0,c1 are (row g, cols 2t,
   // 2t+1), c2,c3 are (row g+8, same cols); rows are weight rows, cols activation rows.
 #pragma unroll
   for (int tile = 0; tile < kMTiles; ++tile) {
+#pragma unroll
+    for (int set = 1; set < kSets; ++set)
+      for (int i = 0; i < 4; ++i) accumulators[0][tile][i] += accumulators[set][tile][i];
     const int col = tile * 8 + 2 * thread_in_group;
     const int row = warp_n * kTileRows + group;
-    partial[warp_k][row][col] = accumulators[tile][0];
-    partial[warp_k][row][col + 1] = accumulators[tile][1];
-    partial[warp_k][row + 8][col] = accumulators[tile][2];
-    partial[warp_k][row + 8][col + 1] = accumulators[tile][3];
+    partial[warp_k][row][col] = accumulators[0][tile][0];
+    partial[warp_k][row][col + 1] = accumulators[0][tile][1];
+    partial[warp_k][row + 8][col] = accumulators[0][tile][2];
+    partial[warp_k][row + 8][col + 1] = accumulators[0][tile][3];
   }
   __syncthreads();
 
@@ -186,10 +230,10 @@ cudaError_t launch(const DecodeGemmArgs& args, cudaStream_t stream) {
 
 // The compiled shapes. NOTE: keep in sync with decode_tuning.cpp's choices (tests check it).
 #define FP4GEMM_DECODE_SHAPES(X) \
-  X(1, 1, 8) X(1, 2, 4) X(1, 4, 2) \
-  X(2, 1, 8) X(2, 2, 4) X(2, 4, 2) \
-  X(4, 2, 4) X(4, 4, 2) X(4, 8, 1) \
-  X(8, 2, 4) X(8, 4, 2) X(8, 8, 1)
+  X(1, 1, 8) X(1, 2, 4) X(1, 4, 2) X(1, 8, 1) X(1, 1, 4) X(1, 2, 2) \
+  X(2, 1, 8) X(2, 2, 4) X(2, 4, 2) X(2, 1, 4) X(2, 2, 2) \
+  X(4, 2, 4) X(4, 4, 2) X(4, 8, 1) X(4, 2, 2) \
+  X(8, 2, 4) X(8, 4, 2) X(8, 8, 1) X(8, 4, 1)
 
 }  // namespace
 
