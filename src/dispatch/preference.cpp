@@ -39,14 +39,16 @@ const std::vector<PreferenceRow>& preference_table() {
        {"cublaslt", "cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
        "unmeasured here (no Blackwell GPU): tcgen05 FP4 MMA has 2-4x the BF16 rate and reads 0.5625 B per "
        "weight, so native NVFP4 first; W4A16 needs the BF16 paths"},
-      // NOTE: issue 3's benchmark of our own kernels on the H200 will refine the crossover between
-      // cuda_decode and cuda_dequant_cublas; until then the M <= 64 limit of cuda_decode decides.
+      // NOTE: the crossover is measured: bench/results/2026-11-30-h200-cuda-decode.md.
       {ArchFamily::sm90,
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
-       "docs GPU.md peers on one H200 (2026-11-30): at M=1 a weight-streaming NVFP4 kernel (vLLM Marlin-FP4 "
-       "55.8 us) beats cuBLAS BF16 (109.3 us) on 28672x8192, still at M=64 (97.2 vs 118.3 us); at M=4096 "
-       "cuBLAS BF16 wins (2556 vs 5765 us): decode kernel for small M, dequantize + cuBLAS for large M; "
-       "cuBLASLt has no NVFP4 on sm_90"},
+       "fp4gemm bench on one H200 (2026-11-30): cuda_decode beats cuda_dequant_cublas for M <= 8 "
+       "(12288x4096, M=1: 16.9 vs 27.2 us; 28672x8192, M=1: 57-64 vs 109 us); cuBLASLt has no NVFP4 on sm_90",
+       8},
+      {ArchFamily::sm90,
+       {"cuda_dequant_cublas", "cuda_decode", "cpu", "ref"},
+       "fp4gemm bench on one H200 (2026-11-30): from M = 16 dequantize + cuBLAS BF16 wins (12288x4096, M=16: "
+       "26.5 vs 37-40 us; M=64: 27.1 vs 123 us)"},
       {ArchFamily::sm8x,
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
        "unmeasured: same reasoning as SM 9.0 (small M is weight-bandwidth bound, large M is BF16-compute bound)"},
@@ -58,9 +60,9 @@ const std::vector<PreferenceRow>& preference_table() {
   return table;
 }
 
-const PreferenceRow& preference_for(ArchFamily family) {
+const PreferenceRow& preference_for(ArchFamily family, std::int64_t m) {
   for (const auto& row : preference_table())
-    if (row.family == family) return row;
+    if (row.family == family && m <= row.max_m) return row;
   throw std::logic_error("preference table has no row for a family");
 }
 

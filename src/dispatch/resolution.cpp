@@ -97,7 +97,7 @@ Plan plan_for(const RunnerState& state, const GemmProblem& problem) {
     const std::string profile_choice = consult_profile(state, problem, explanation);
     if (!profile_choice.empty()) explanation.candidates.push_back(assess(state, profile_choice, "profile", problem));
     const std::vector<std::string>& order =
-        state.options.auto_order.empty() ? preference_for(family).order : state.options.auto_order;
+        state.options.auto_order.empty() ? preference_for(family, problem.m).order : state.options.auto_order;
     for (const auto& name : order)
       if (name != profile_choice) explanation.candidates.push_back(assess(state, name, "auto order", problem));
   }

@@ -117,17 +117,28 @@ TEST(ResolutionTable, HostBackendsCloseEveryGpuOrderAndAreCheckedOnTheHost) {
   GemmProblem f32_prefill = kPrefillW4A16;
   f32_prefill.activation = ActivationType::f32;
   f32_prefill.m = 128;
-  // The SM 9.0 row, then the backends in no SM 9.0 row (listed for explain, never tried).
+  // The SM 9.0 row for M > 8, then the backends in no SM 9.0 row (listed for explain, never tried).
   const auto explanation = runner.explain(f32_prefill);
   std::vector<std::string> order;
   for (const auto& candidate : explanation.candidates) order.push_back(candidate.backend);
-  const std::vector<std::string> expected{"cuda_decode", "cuda_dequant_cublas", "cpu", "ref", "cublaslt"};
+  const std::vector<std::string> expected{"cuda_dequant_cublas", "cuda_decode", "cpu", "ref", "cublaslt"};
   EXPECT_EQ(order, expected);
   EXPECT_EQ(explanation.choice, "cuda_dequant_cublas");
   const auto* cpu = find_candidate(explanation, "cpu");
   ASSERT_NE(cpu, nullptr);
   EXPECT_TRUE(cpu->ok);
   EXPECT_EQ(cpu->checked_on.rfind("cpu:", 0), 0u) << "host backends are checked on the CPU: " << cpu->checked_on;
+}
+
+// The measured H200 crossover: the decode kernel up to M = 8, dequantize + cuBLAS from M = 9.
+TEST(ResolutionTable, Sm90SwitchesFromTheDecodeKernelToCublasAboveMEight) {
+  Runner runner(simulated_options(simulated_gpu(9, 0)));
+  for (std::int64_t m : {1, 4, 8}) {
+    EXPECT_EQ(runner.explain({m, 12288, 4096, ActivationType::bf16, DType::bf16}).choice, "cuda_decode") << m;
+  }
+  for (std::int64_t m : {9, 16, 64, 4096}) {
+    EXPECT_EQ(runner.explain({m, 12288, 4096, ActivationType::bf16, DType::bf16}).choice, "cuda_dequant_cublas") << m;
+  }
 }
 
 TEST(ResolutionTable, EveryFamilyRowEndsWithTheHostBackendsAndCitesEvidence) {

@@ -2,6 +2,7 @@
 // The `auto` order: for each GPU architecture family, the backends to try, best first. Each
 // backend's own checks then filter the list per problem (cuda_decode only takes M <= 64,
 // cublaslt only W4A4, ...), so the order only has to rank backends that can both serve.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,14 +16,18 @@ const char* to_string(ArchFamily family);  // "SM 12.x", ..., "no GPU"
 // The family of `gpu`; no_gpu for a CPU device.
 ArchFamily family_of(const DeviceInfo& gpu);
 
+// A family may have several rows, one per range of M: a row serves problems with M <= max_m
+// that no earlier row of the family serves (rows of a family are listed by increasing max_m).
 struct PreferenceRow {
   ArchFamily family;
   std::vector<std::string> order;  // backend names, best first
   const char* evidence;            // the measurement (or its absence) behind this order
+  std::int64_t max_m = INT64_MAX;
 };
 
 // The whole table (for docs and `explain --json`).
 const std::vector<PreferenceRow>& preference_table();
-const PreferenceRow& preference_for(ArchFamily family);
+// The row of `family` that serves M = m.
+const PreferenceRow& preference_for(ArchFamily family, std::int64_t m);
 
 }  // namespace fp4gemm::dispatch

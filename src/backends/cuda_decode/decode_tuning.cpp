@@ -12,22 +12,21 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
   LaunchShape shape;
   const std::int64_t tiles_needed = (m + 7) / 8;
   shape.m_tiles = tiles_needed <= 1 ? 1 : tiles_needed <= 2 ? 2 : tiles_needed <= 4 ? 4 : 8;
-  // Widest CTA first: more weight rows share each activation load (through L1). Take it if every
-  // SM still gets two CTAs; else narrower. The rest of an 8-warp CTA splits K.
-  // NOTE: the widths listed must be compiled shapes (FP4GEMM_DECODE_SHAPES in the .cu file).
-  const int few_rows_widths[] = {4, 2, 1};
-  const int many_rows_widths[] = {8, 4, 2};
-  const int* widths = shape.m_tiles <= 2 ? few_rows_widths : many_rows_widths;
-  const std::int64_t row_tiles = (n + 15) / 16;
-  shape.warps_n = widths[2];
-  for (int i = 0; i < 3; ++i) {
-    if (row_tiles / widths[i] >= 2 * std::int64_t(multiprocessors)) {
-      shape.warps_n = widths[i];
-      break;
-    }
+  // Measured on one H200 (scripts/decode_shape_sweep.sh, bench/results/2026-11-30-h200-cuda-decode.md):
+  // for up to 2 activation tiles, 1 x 8 (one 16-row tile, K split 8 ways) was fastest or within
+  // 3% on all four issue-3 shapes; for 8 tiles, 2 x 4 was fastest. N, K and the SM count did not
+  // change the winner over the shapes measured.
+  // NOTE: every shape returned here must be compiled (FP4GEMM_DECODE_SHAPES in the .cu file).
+  if (shape.m_tiles <= 2) {
+    shape.warps_n = 1;
+    shape.warps_k = 8;
+  } else {
+    shape.warps_n = 2;
+    shape.warps_k = 4;
   }
-  shape.warps_k = 8 / shape.warps_n;
-  (void)k;  // K only changes how many chunks each K-warp walks
+  (void)n;
+  (void)k;
+  (void)multiprocessors;
   return shape;
 }
 

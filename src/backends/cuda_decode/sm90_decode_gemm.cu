@@ -135,9 +135,15 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK) decode_gemm_kernel(con
     bool row_valid[kMTiles];  // activation rows past M read as zero
 #pragma unroll
     for (int tile = 0; tile < kMTiles; ++tile) row_valid[tile] = tile * 8 + group < args.m;
-    // B fragments (activations) of one chunk, loaded one chunk ahead of their use.
-    std::uint32_t b_next[kBlocksPerChunk][kMTiles][2];
-    const auto load_activations = [&](int chunk) {
+    const std::uint16_t* activation_lane = activations + std::int64_t(group) * args.activation_stride + 2 * thread_in_group;
+    // Chunks wholly inside K need no K test on their activation loads; only the last chunk can
+    // straddle K (K % 64 != 0), and it takes the checked path.
+    const int full_chunk_end = min(chunk_end, args.k / kChunkK);
+
+    // B fragments (activations) of one chunk, loaded one chunk ahead of their use into the other
+    // of two buffers (ping-pong, so no register copies).
+    using BFragments = std::uint32_t[kBlocksPerChunk][kMTiles][2];
+    const auto load_checked = [&](int chunk, BFragments& out) {
 #pragma unroll
       for (int block = 0; block < kBlocksPerChunk; ++block) {
         const int k0 = (chunk * kBlocksPerChunk + block) * 16;
@@ -145,26 +151,38 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK) decode_gemm_kernel(con
 #pragma unroll
         for (int tile = 0; tile < kMTiles; ++tile) {
           const bool valid = row_valid[tile] && k_valid;
-          const std::uint16_t* source =
-              activations + std::int64_t(tile * 8 + group) * args.activation_stride + k0 + 2 * thread_in_group;
-          b_next[block][tile][0] = valid ? __ldg(reinterpret_cast<const unsigned int*>(source)) : 0u;
-          b_next[block][tile][1] = valid ? __ldg(reinterpret_cast<const unsigned int*>(source + 8)) : 0u;
+          const std::uint16_t* source = activation_lane + std::int64_t(tile * 8) * args.activation_stride + k0;
+          out[block][tile][0] = valid ? __ldg(reinterpret_cast<const unsigned int*>(source)) : 0u;
+          out[block][tile][1] = valid ? __ldg(reinterpret_cast<const unsigned int*>(source + 8)) : 0u;
         }
       }
     };
-    load_activations(chunk_begin);
-
-    for (int chunk = chunk_begin; chunk < chunk_end; ++chunk) {
-      std::uint32_t b_fragments[kBlocksPerChunk][kMTiles][2];
+    const auto load_full = [&](int chunk, BFragments& out) {
 #pragma unroll
-      for (int block = 0; block < kBlocksPerChunk; ++block)
+      for (int block = 0; block < kBlocksPerChunk; ++block) {
+        const int k0 = (chunk * kBlocksPerChunk + block) * 16;
 #pragma unroll
         for (int tile = 0; tile < kMTiles; ++tile) {
-          b_fragments[block][tile][0] = b_next[block][tile][0];
-          b_fragments[block][tile][1] = b_next[block][tile][1];
+          const std::uint16_t* source = activation_lane + std::int64_t(tile * 8) * args.activation_stride + k0;
+          out[block][tile][0] = row_valid[tile] ? __ldg(reinterpret_cast<const unsigned int*>(source)) : 0u;
+          out[block][tile][1] = row_valid[tile] ? __ldg(reinterpret_cast<const unsigned int*>(source + 8)) : 0u;
         }
-      load_activations(chunk + 1);
-
+      }
+    };
+    const auto load_activations = [&](int chunk, BFragments& out) {
+      if (chunk < full_chunk_end) {
+        load_full(chunk, out);
+      } else {
+        load_checked(chunk, out);
+      }
+    };
+    const char* scale_table_bytes = reinterpret_cast<const char*>(scale_table);
+    // Table entry of byte `index` of a scale word, addressed as a byte offset (one shift, one mask).
+    const auto scale_pair = [&](std::uint32_t scale_word, int index) -> std::uint32_t {
+      const std::uint32_t offset = (index == 0 ? scale_word << 2 : scale_word >> (8 * index - 2)) & 0x3FCu;
+      return *reinterpret_cast<const std::uint32_t*>(scale_table_bytes + offset);
+    };
+    const auto compute_chunk = [&](int chunk, const BFragments& b_fragments) {
       // kStages-1 + (chunk - chunk_begin) groups are issued; this chunk's is done once at most
       // kStages-2 are pending.
       wait_copies<kStages - 2>();
@@ -179,14 +197,22 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK) decode_gemm_kernel(con
       const std::uint32_t words[4] = {code_words.x, code_words.y, code_words.z, code_words.w};
 #pragma unroll
       for (int block = 0; block < kBlocksPerChunk; ++block) {
-        const std::uint32_t pair_g = scale_table[(scale_words.x >> (8 * block)) & 0xFF];
-        const std::uint32_t pair_g8 = scale_table[(scale_words.y >> (8 * block)) & 0xFF];
         std::uint32_t fragment[4];
-        decode_fragment(words[block], pair_g, pair_g8, fragment);
+        decode_fragment(words[block], scale_pair(scale_words.x, block), scale_pair(scale_words.y, block), fragment);
 #pragma unroll
         for (int tile = 0; tile < kMTiles; ++tile)
           mma_bf16(accumulators[block % kSets][tile], fragment, b_fragments[block][tile][0], b_fragments[block][tile][1]);
       }
+    };
+
+    BFragments b_even, b_odd;
+    load_activations(chunk_begin, b_even);
+    for (int chunk = chunk_begin; chunk < chunk_end; chunk += 2) {
+      load_activations(chunk + 1, b_odd);
+      compute_chunk(chunk, b_even);
+      if (chunk + 1 >= chunk_end) break;
+      load_activations(chunk + 2, b_even);
+      compute_chunk(chunk + 1, b_odd);
     }
     wait_copies<0>();
   }
