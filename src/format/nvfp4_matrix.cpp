@@ -13,6 +13,7 @@ namespace fp4gemm {
 namespace {
 
 constexpr std::int64_t kBlock = scale_layout::kBlock;
+constexpr float kMinScale = 0x1p-9f;  // smallest E4M3 subnormal: ModelOpt's lower clamp of block scales
 
 float load_element(const DenseView& view, std::int64_t row, std::int64_t col) {
   const std::int64_t index = row * view.stride() + col;
@@ -148,14 +149,15 @@ Nvfp4Matrix quantize_weight(const DenseView& input) {
     for (std::int64_t block = 0; block < cols / kBlock; ++block) {
       const float* source = values.data() + row * cols + block * kBlock;
       const float amax_block = block_amax(source);
-      const float per_block = amax_block / 6.0f;
-      float scale = per_block / scale_2;
-      if (per_block == 0.0f) scale = 1.0f;  // zero block: scale 1, all codes 0
+      float scale = amax_block / (6.0f * scale_2);
+      // Zero blocks get scale 1 (ModelOpt: per_block_scale == 0 -> 1). NOTE: an all-zero tensor
+      // (scale_2 = 0) gives 0/0 here; ModelOpt would store NaN scales, we store 1 and zero codes.
+      if (scale == 0.0f || amax_block == 0.0f) scale = 1.0f;
+      // ModelOpt >= 0.45 clamps to E4M3's range before the cast, so no scale underflows to 0.
+      scale = std::min(std::max(scale, kMinScale), e4m3::kMax);
       const std::uint8_t scale_code = e4m3::encode(scale);
-      matrix.scales[std::size_t(row * (cols / kBlock) + block)] = scale_code;
+      matrix.scales[static_cast<std::size_t>(row * (cols / kBlock) + block)] = scale_code;
       const float divisor = e4m3::decode(scale_code) * scale_2;
-      // NOTE: a scale that rounds to E4M3 zero divides by zero as the recipe does: +-Inf saturates
-      // to +-6 and 0/0 (NaN) encodes as 0; either way the block dequantizes to exact zeros.
       for (int i = 0; i < kBlock; ++i) codes[i] = e2m1::encode(source[i] / divisor);
       store_codes(matrix, row, block, codes);
     }

@@ -41,9 +41,10 @@ TEST(QuantizeWeight, ZeroBlockGetsScaleOneAndZeroCodes) {
   for (int i = 16; i < 32; ++i) EXPECT_EQ(e2m1::unpack(q.codes.data(), i), 0);
 }
 
-TEST(QuantizeWeight, SubnormalAndUnderflowingBlockScales) {
+TEST(QuantizeWeight, SubnormalAndClampedBlockScales) {
   // Block 0 sets amax = 6*448 (scale_2 = 1). Block 1's amax 6*2^-8 gives s = 2^-8, an E4M3
-  // subnormal (code 2). Block 2's amax 6*2^-11 gives s = 2^-11, which rounds to E4M3 zero.
+  // subnormal (code 2). Block 2's amax 6*2^-11 gives s = 2^-11, clamped up to 2^-9 (code 1), so
+  // its largest element becomes 6*2^-11 / 2^-9 = 1.5 (code 3) and the block keeps its value.
   std::vector<float> row(48, 0.0f);
   row[0] = 6 * 448.0f;
   row[16] = 6 * std::ldexp(1.0f, -8);
@@ -53,11 +54,12 @@ TEST(QuantizeWeight, SubnormalAndUnderflowingBlockScales) {
   EXPECT_EQ(q.scales[1], 0x02);
   EXPECT_EQ(e2m1::unpack(q.codes.data(), 16), 7);
   EXPECT_EQ(e2m1::unpack(q.codes.data(), 17), 13);
-  EXPECT_EQ(q.scales[2], 0x00);
+  EXPECT_EQ(q.scales[2], 0x01);
+  EXPECT_EQ(e2m1::unpack(q.codes.data(), 32), 3);
   const std::vector<float> values = q.dequantize();
   EXPECT_EQ(values[16], row[16]);
   EXPECT_EQ(values[17], row[17]);
-  for (int i = 32; i < 48; ++i) EXPECT_EQ(values[i], 0.0f) << "an underflowed block dequantizes to zeros";
+  EXPECT_EQ(values[32], row[32]) << "a clamped block keeps its values";
 }
 
 TEST(QuantizeWeight, AllZeroWeightIsValid) {

@@ -28,9 +28,11 @@ void validate_nvfp4(const Nvfp4View& view, const char* what);
 // Dequantize one row of a host view to FP32 (block scale applied; global scale applied when asked).
 void dequantize_row(const Nvfp4View& view, std::int64_t row, float* out, bool apply_global_scale);
 
-// Weight quantization, ModelOpt recipe (nvfp4_tensor.py), all arithmetic in FP32:
-//   scale_2 = amax(|W|) / (6*448); per block s = (block_amax/6)/scale_2, s = 1 where block_amax
-//   is 0, cast to E4M3 (RNE); x = W / (float(s) * scale_2); code = E2M1 RNE saturating.
+// Weight quantization, ModelOpt recipe (nvfp4_tensor.py as of nvidia-modelopt 0.47; byte-identical
+// to its output, see tests/io/golden_quantize_test.sh), all arithmetic in FP32:
+//   scale_2 = amax(|W|) / (6*448); per block s = block_amax / (6*scale_2), s = 1 where it is 0,
+//   clamped to [2^-9, 448], cast to E4M3 (RNE); x = W / (float(s) * scale_2); code = E2M1 RNE
+//   saturating. (ModelOpt before 0.45 did not clamp: tiny blocks got scale 0 and decoded to zeros.)
 // `values` is [rows, cols] row-major with cols a multiple of 16. Non-finite input is rejected.
 Nvfp4Matrix quantize_weight(const float* values, std::int64_t rows, std::int64_t cols);
 Nvfp4Matrix quantize_weight(const DenseView& values);  // f32, bf16 or f16 on the host
