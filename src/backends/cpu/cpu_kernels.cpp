@@ -17,6 +17,19 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 constexpr int kBlock = 16;
 
+// Low nibble of each 32-bit lane as a table index. NOTE: vpermps (AVX-512 TableLookupLanes) reads
+// only the low 4 index bits, so the mask is dropped there; Highway's debug builds (sanitizers
+// included) check the index range, so they keep it.
+template <class DU>
+HWY_INLINE hn::Vec<DU> LowNibble(DU du, hn::Vec<DU> raw) {
+#if HWY_TARGET <= HWY_AVX3 && !HWY_IS_DEBUG_BUILD
+  (void)du;
+  return raw;
+#else
+  return hn::And(raw, hn::Set(du, 15u));
+#endif
+}
+
 #if HWY_TARGET <= HWY_AVX3
 constexpr int kWeightRowsPerTile = cpu_tuning::kFusedWeightRowsPerTileWide;
 #else
@@ -80,7 +93,7 @@ HWY_INLINE void FusedTile(DF df, const CpuWeight& weight, const float* activatio
       V low[kWeightRows], high[kWeightRows];
       for (int r = 0; r < kWeightRows; ++r) {
         const auto raw = hn::PromoteTo(du, hn::LoadU(d8, codes[r] + pair * kBlock + lane0));
-        low[r] = hn::Mul(DecodeE2M1(df, hn::And(raw, hn::Set(du, 15u))), hn::Set(df, scale_table[scales[r][2 * pair]]));
+        low[r] = hn::Mul(DecodeE2M1(df, LowNibble(du, raw)), hn::Set(df, scale_table[scales[r][2 * pair]]));
         high[r] = hn::Mul(DecodeE2M1(df, hn::ShiftRight<4>(raw)), hn::Set(df, scale_table[scales[r][2 * pair + 1]]));
       }
       // Multiply: each activation vector is loaded once and meets every decoded weight row.

@@ -6,8 +6,10 @@
 namespace fp4gemm::cpu_tuning {
 
 // Up to this M the fused decode+dot kernel runs; above it, panels of the weight are decoded to
-// FP32 and multiplied by OpenBLAS SGEMM (decode cost is amortised over M rows there).
-inline constexpr std::int64_t kFusedMaxM = 100000;
+// FP32 and multiplied by OpenBLAS SGEMM. Measured on 12288x4096 (bench/results/2026-11-30-cpu.md):
+// fused beats OpenBLAS on the dequantized weight at every M up to 256 (1.22x at 256), but it
+// re-reads the activations once per weight tile, which stops fitting the caches as M grows.
+inline constexpr std::int64_t kFusedMaxM = 256;
 
 // Register blocking of the fused kernel: activation rows x weight rows per tile. The tile's
 // accumulators (rows x weight rows vectors) plus the decoded weights (2 per weight row) must fit
