@@ -18,6 +18,7 @@
 #include <mutex>
 #include <tuple>
 
+#include "backends/cuda_common/device_buffer.hpp"
 #include "fp4gemm/backend.hpp"
 
 namespace fp4gemm {
@@ -56,6 +57,9 @@ class CublasLtBackend final : public Backend {
   // NOTE: the handle and heuristic caches are filled by const checks; mutex_ guards them.
   mutable std::mutex mutex_;
   mutable std::map<int, cublasLtHandle_t> handles_;
+  // Per device, a small scale buffer for heuristic probes: cuBLASLt rejects a block-scaled matmul
+  // whose scale pointers are unset (CUBLAS_STATUS_INVALID_VALUE), which would hide its real answer.
+  mutable std::map<int, cuda::DeviceBuffer> probe_scales_;
   mutable std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t, DType, std::int64_t>, Algorithm> algorithms_;
 };
 

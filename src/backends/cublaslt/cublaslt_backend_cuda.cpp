@@ -50,6 +50,9 @@ cublasLtHandle_t CublasLtBackend::handle_for(int device) const {
   return handle;
 }
 
+// The heuristic query reads no data, so one small aligned buffer serves as both scale pointers.
+constexpr std::size_t kProbeScaleBytes = 512;
+
 CublasLtBackend::Algorithm CublasLtBackend::find_algorithm(int device, std::int64_t m, std::int64_t n, std::int64_t k,
                                                            DType output, std::int64_t output_stride,
                                                            const cublaslt::Nvfp4MatmulDescriptors* with_pointers) const {
@@ -60,6 +63,11 @@ CublasLtBackend::Algorithm CublasLtBackend::find_algorithm(int device, std::int6
   std::unique_ptr<cublaslt::Nvfp4MatmulDescriptors> probe_only;
   if (with_pointers == nullptr) {
     probe_only = std::make_unique<cublaslt::Nvfp4MatmulDescriptors>(m, n, k, output, output_stride);
+    auto scales = probe_scales_.find(device);
+    if (scales == probe_scales_.end()) {
+      scales = probe_scales_.emplace(device, cuda::DeviceBuffer(kProbeScaleBytes, "cublaslt: probe scales")).first;
+    }
+    probe_only->set_scale_pointers(scales->second.data(), scales->second.data());
   }
   const cublaslt::Nvfp4MatmulDescriptors& descriptors = with_pointers ? *with_pointers : *probe_only;
   cublasLtMatmulPreference_t preference = nullptr;
