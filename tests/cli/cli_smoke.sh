@@ -5,7 +5,7 @@ cli=${FP4GEMM_CLI:?set FP4GEMM_CLI to the fp4gemm binary}
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-for command in "" info bench; do
+for command in "" info bench explain doctor inspect quantize gemm; do
   $cli $command --help >/dev/null 2>&1 || fail "'fp4gemm $command --help' exited non-zero"
 done
 
@@ -26,6 +26,17 @@ expect_error bench --backend nope
 expect_error bench --activation int8
 expect_error bench --no-such-flag
 expect_error no-such-command
+expect_error explain -k 40
+expect_error explain --backend nope
+
+explain=$($cli explain -m 1 -n 64 -k 256 --device cpu --json 2>&1) || fail "explain --json exited non-zero: $explain"
+echo "$explain" | python3 -c '
+import json, sys
+report = json.load(sys.stdin)
+text = json.dumps(report)
+assert "cpu" in text and "ref" in text, "explain lists no host candidates"
+' || fail "explain --json is not JSON naming the host candidates"
+$cli doctor >/dev/null 2>&1 || fail "doctor reports an unhealthy backend on this machine"
 
 json=$($cli bench -m 1,3 -n 64 -k 256 --device cpu --json 2>&1) || fail "bench --json exited non-zero: $json"
 lines=$(echo "$json" | grep -c '"backend"')

@@ -7,6 +7,7 @@
 
 #include "bench/bench.hpp"
 #include "command.hpp"
+#include "type_options.hpp"
 #include "fp4gemm/fp4gemm.hpp"
 
 namespace fp4gemm::cli {
@@ -23,20 +24,6 @@ struct BenchOptions {
   bool json = false;
   bool no_peers = false;
 };
-
-ActivationType parse_activation(const std::string& text) {
-  if (text == "bf16") return ActivationType::bf16;
-  if (text == "f32") return ActivationType::f32;
-  if (text == "nvfp4") return ActivationType::nvfp4;
-  throw_invalid("--activation must be bf16, f32 or nvfp4, not '" + text + "'");
-}
-
-DType parse_output(const std::string& text) {
-  if (text == "bf16") return DType::bf16;
-  if (text == "f16") return DType::f16;
-  if (text == "f32") return DType::f32;
-  throw_invalid("--output must be bf16, f16 or f32, not '" + text + "'");
-}
 
 std::vector<std::string> backends_for(const BenchOptions& options, const DeviceInfo& device) {
   if (!options.backend.empty()) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "type_options.hpp"
 #include "fp4gemm/dispatch/device_arguments.hpp"
 #include "fp4gemm/error.hpp"
 #include "fp4gemm/runner.hpp"
@@ -25,20 +26,6 @@ struct ExplainOptions {
   bool canary = false;
   bool json = false;
 };
-
-ActivationType parse_activation(const std::string& text) {
-  if (text == "bf16") return ActivationType::bf16;
-  if (text == "f32") return ActivationType::f32;
-  if (text == "nvfp4") return ActivationType::nvfp4;
-  throw_invalid("--activation '" + text + "' is not one of bf16, f32, nvfp4");
-}
-
-DType parse_output(const std::string& text) {
-  if (text == "bf16") return DType::bf16;
-  if (text == "f16") return DType::f16;
-  if (text == "f32") return DType::f32;
-  throw_invalid("--output '" + text + "' is not one of bf16, f16, f32");
-}
 
 nlohmann::json to_json(const dispatch::Explanation& explanation) {
   nlohmann::json candidates = nlohmann::json::array();
