@@ -37,6 +37,10 @@ struct Nvfp4View {
   std::int64_t cols = 0;
   Memory memory = Memory::host;
   int device = 0;
+  // Sizes of the two buffers when the caller knows them (0: unknown, not checked). When given,
+  // a buffer too short for the shape is rejected instead of read past its end.
+  std::int64_t codes_size_bytes = 0;
+  std::int64_t scales_size_bytes = 0;
 
   std::int64_t code_bytes() const { return rows * (cols / 2); }
   std::int64_t scale_bytes() const;  // including swizzle padding
@@ -51,8 +55,11 @@ struct DenseView {
   std::int64_t row_stride = 0;  // 0 means cols
   Memory memory = Memory::host;
   int device = 0;
+  std::int64_t size_bytes = 0;  // the buffer's size when known (0: unknown, not checked)
 
   std::int64_t stride() const { return row_stride == 0 ? cols : row_stride; }
+  // Bytes the shape and stride reach: (rows-1)*stride + cols elements.
+  std::int64_t required_bytes() const;
 };
 
 struct MutableDenseView {
@@ -63,9 +70,10 @@ struct MutableDenseView {
   std::int64_t row_stride = 0;
   Memory memory = Memory::host;
   int device = 0;
+  std::int64_t size_bytes = 0;  // the buffer's size when known (0: unknown, not checked)
 
   std::int64_t stride() const { return row_stride == 0 ? cols : row_stride; }
-  DenseView as_const() const { return {data, dtype, rows, cols, row_stride, memory, device}; }
+  DenseView as_const() const { return {data, dtype, rows, cols, row_stride, memory, device, size_bytes}; }
 };
 
 // The activation operand of one GEMM: dense (W4A16) or NVFP4 (W4A4).

@@ -37,6 +37,11 @@ std::int64_t Nvfp4View::scale_bytes() const {
                                              : scale_layout::swizzled_bytes(rows, cols);
 }
 
+std::int64_t DenseView::required_bytes() const {
+  if (rows <= 0 || cols <= 0) return 0;
+  return ((rows - 1) * stride() + cols) * std::int64_t(dtype_size(dtype));
+}
+
 ActivationView ActivationView::from_dense(const DenseView& view) {
   ActivationView activation;
   activation.type = view.dtype == DType::bf16 ? ActivationType::bf16 : ActivationType::f32;

@@ -16,6 +16,11 @@ void check_dense(const DenseView& view, const char* what) {
   if (view.rows < 0 || view.cols < 0) throw_invalid(std::string(what) + ": negative dimensions " + shape(view.rows, view.cols));
   if (view.stride() < view.cols) throw_invalid(std::string(what) + ": row stride " + std::to_string(view.stride()) + " < cols " + std::to_string(view.cols));
   if (view.rows * view.cols > 0 && view.data == nullptr) throw_invalid(std::string(what) + ": null data pointer");
+  if (view.size_bytes > 0 && view.required_bytes() > view.size_bytes) {
+    throw_invalid(std::string(what) + ": the buffer holds " + std::to_string(view.size_bytes) + " bytes but " +
+                  shape(view.rows, view.cols) + " with row stride " + std::to_string(view.stride()) + " needs " +
+                  std::to_string(view.required_bytes()));
+  }
 }
 
 }  // namespace

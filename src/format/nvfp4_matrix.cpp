@@ -77,7 +77,8 @@ void store_codes(Nvfp4Matrix& matrix, std::int64_t row, std::int64_t block, cons
 }  // namespace
 
 Nvfp4View Nvfp4Matrix::view() const {
-  return {codes.data(), scales.data(), scale_layout, global_scale, rows, cols, Memory::host, 0};
+  return {codes.data(), scales.data(), scale_layout, global_scale, rows, cols, Memory::host, 0,
+          std::int64_t(codes.size()), std::int64_t(scales.size())};
 }
 
 void validate_nvfp4(const Nvfp4View& view, const char* what) {
@@ -90,6 +91,15 @@ void validate_nvfp4(const Nvfp4View& view, const char* what) {
     throw_invalid(name + ": null codes or scales buffer");
   }
   if (!std::isfinite(view.global_scale)) throw_invalid(name + ": global scale is not finite");
+  if (view.codes_size_bytes > 0 && view.code_bytes() > view.codes_size_bytes) {
+    throw_invalid(name + ": the codes buffer holds " + std::to_string(view.codes_size_bytes) + " bytes; [" +
+                  std::to_string(view.rows) + ", " + std::to_string(view.cols) + "] needs " + std::to_string(view.code_bytes()));
+  }
+  if (view.scales_size_bytes > 0 && view.scale_bytes() > view.scales_size_bytes) {
+    throw_invalid(name + ": the scales buffer holds " + std::to_string(view.scales_size_bytes) + " bytes; " +
+                  to_string(view.scale_layout) + " scales of [" + std::to_string(view.rows) + ", " +
+                  std::to_string(view.cols) + "] need " + std::to_string(view.scale_bytes()));
+  }
   if (view.memory != Memory::host) return;  // device scales are checked on the host before upload
   const std::int64_t columns = scale_layout::scale_cols(view.cols);
   for (std::int64_t row = 0; row < view.rows; ++row) {

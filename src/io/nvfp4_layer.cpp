@@ -72,7 +72,8 @@ float read_scalar(const TensorView& tensor) {
 }
 
 Nvfp4View Nvfp4Layer::view() const {
-  return {weight.data, weight_scale.data, ScaleLayout::linear, weight_scale_2, rows, cols, Memory::host, 0};
+  return {weight.data, weight_scale.data, ScaleLayout::linear, weight_scale_2, rows, cols, Memory::host, 0,
+          std::int64_t(weight.entry->byte_size()), std::int64_t(weight_scale.entry->byte_size())};
 }
 
 std::int64_t Nvfp4Layer::bytes() const {

@@ -87,6 +87,16 @@ TEST_P(HostBackend, RejectsBadInputAndWritesNothing) {
   DenseView device_a = good_a;
   device_a.memory = Memory::cuda;
   expect_rejected(ActivationView::from_dense(device_a), good_out, "device memory on a host backend");
+  DenseView short_buffer = good_a;
+  short_buffer.size_bytes = 4 * 32 * 4 - 4;  // one float short of [4, 32]
+  expect_rejected(ActivationView::from_dense(short_buffer), good_out, "activation buffer one element short");
+  MutableDenseView short_out = good_out;
+  short_out.size_bytes = 4 * 8 * 4 - 1;
+  expect_rejected(ActivationView::from_dense(good_a), short_out, "output buffer one byte short");
+  Nvfp4Matrix short_codes = quantize_activation(good_a, 1.0f);
+  Nvfp4View short_codes_view = short_codes.view();
+  short_codes_view.codes_size_bytes -= 1;
+  expect_rejected(ActivationView::from_nvfp4(short_codes_view), good_out, "NVFP4 activation codes one byte short");
   Nvfp4Matrix nan_activation = quantize_activation(good_a, 1.0f);
   nan_activation.scales[0] = 0x7F;
   expect_rejected(ActivationView::from_nvfp4(nan_activation.view()), good_out, "NaN activation scale");
@@ -98,6 +108,9 @@ TEST_P(HostBackend, RejectsBadInputAndWritesNothing) {
   Nvfp4Matrix nan_weight = operands.weight;
   nan_weight.scales[3] = 0xFF;
   EXPECT_THROW(backend->prepare(nan_weight.view(), probe_cpu()), Error);
+  Nvfp4View short_scales = operands.weight.view();
+  short_scales.scales_size_bytes -= 1;
+  EXPECT_THROW(backend->prepare(short_scales, probe_cpu()), Error) << "weight scales one byte short";
 }
 
 TEST_P(HostBackend, ZeroRowsIsANoOp) {
