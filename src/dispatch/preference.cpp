@@ -42,13 +42,14 @@ const std::vector<PreferenceRow>& preference_table() {
       // NOTE: the crossover is measured: bench/results/2026-11-30-h200-cuda-decode.md.
       {ArchFamily::sm90,
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
-       "fp4gemm bench on one H200 (2026-11-30): cuda_decode beats cuda_dequant_cublas for M <= 8 "
-       "(12288x4096, M=1: 16.9 vs 27.2 us; 28672x8192, M=1: 57-64 vs 109 us); cuBLASLt has no NVFP4 on sm_90",
-       8},
+       "fp4gemm bench on one H200 (2026-11-30): cuda_decode beats cuda_dequant_cublas up to M = 16 "
+       "(12288x4096: M=1 15.0 vs 27.5 us, M=16 21.4 vs 27.2 us; 28672x8192: M=1 57.5 vs 106 us, M=16 77.7 vs "
+       "116 us); cuBLASLt has no NVFP4 on sm_90",
+       16},
       {ArchFamily::sm90,
        {"cuda_dequant_cublas", "cuda_decode", "cpu", "ref"},
-       "fp4gemm bench on one H200 (2026-11-30): from M = 16 dequantize + cuBLAS BF16 wins (12288x4096, M=16: "
-       "26.5 vs 37-40 us; M=64: 27.1 vs 123 us)"},
+       "fp4gemm bench on one H200 (2026-11-30): from M = 24 dequantize + cuBLAS BF16 wins (12288x4096: M=24 "
+       "28.3 vs 31.4 us, M=64 28.2 vs 48.4 us; 28672x8192: M=24 110 vs 133 us)"},
       {ArchFamily::sm8x,
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
        "unmeasured: same reasoning as SM 9.0 (small M is weight-bandwidth bound, large M is BF16-compute bound)"},

@@ -53,11 +53,13 @@ void expect_layout_decodes_to(const Nvfp4Matrix& weight) {
           std::uint32_t word;
           std::memcpy(&word, layout.codes.data() + ((tile * layout.chunks + chunk) * 32 + lane) * 16 + block * 4, 4);
           for (int p = 0; p < 4; ++p) {
-            const int row = g + (p % 2) * 8;            // registers 1 and 3 hold row g+8
-            const float scale = e4m3::decode(scale_bytes[(p % 2) * 4 + block]);
+            const int row = g + (p % 2) * 8;  // registers 1 and 3 hold row g+8
+            // Lane t works on the chunk's NVFP4 block t only: one scale per row per chunk.
+            const float scale = e4m3::decode(scale_bytes[(p % 2) * 4 + t]);
             for (int half = 0; half < 2; ++half) {
-              const int column = 2 * t + half + (p / 2) * 8;  // registers 2 and 3 hold columns +8
-              const std::int64_t n = tile * 16 + row, k = (chunk * 4 + block) * 16 + column;
+              // MMA block `block`, k-slot 2t+half (+8 for registers 2, 3) is chunk column 16t+4*block+half (+2).
+              const int column = 16 * t + 4 * block + half + (p / 2) * 2;
+              const std::int64_t n = tile * 16 + row, k = chunk * 64 + column;
               const float value = decode_lane(word, p, half == 1) * scale;
               const float want = (n < weight.rows && k < weight.cols) ? expected[std::size_t(n * weight.cols + k)] : 0.0f;
               ASSERT_EQ(value, want) << "tile " << tile << " chunk " << chunk << " lane " << lane << " block " << block

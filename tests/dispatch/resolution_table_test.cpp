@@ -130,13 +130,13 @@ TEST(ResolutionTable, HostBackendsCloseEveryGpuOrderAndAreCheckedOnTheHost) {
   EXPECT_EQ(cpu->checked_on.rfind("cpu:", 0), 0u) << "host backends are checked on the CPU: " << cpu->checked_on;
 }
 
-// The measured H200 crossover: the decode kernel up to M = 8, dequantize + cuBLAS from M = 9.
-TEST(ResolutionTable, Sm90SwitchesFromTheDecodeKernelToCublasAboveMEight) {
+// The measured H200 crossover: the decode kernel up to M = 16, dequantize + cuBLAS from M = 17.
+TEST(ResolutionTable, Sm90SwitchesFromTheDecodeKernelToCublasAboveMSixteen) {
   Runner runner(simulated_options(simulated_gpu(9, 0)));
-  for (std::int64_t m : {1, 4, 8}) {
+  for (std::int64_t m : {1, 4, 8, 16}) {
     EXPECT_EQ(runner.explain({m, 12288, 4096, ActivationType::bf16, DType::bf16}).choice, "cuda_decode") << m;
   }
-  for (std::int64_t m : {9, 16, 64, 4096}) {
+  for (std::int64_t m : {17, 24, 64, 4096}) {
     EXPECT_EQ(runner.explain({m, 12288, 4096, ActivationType::bf16, DType::bf16}).choice, "cuda_dequant_cublas") << m;
   }
 }

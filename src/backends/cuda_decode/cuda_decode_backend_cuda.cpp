@@ -159,6 +159,7 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
   args.scales = prepared.scales.data();
   args.activations = activations;
   args.activation_stride = activation_stride;
+  args.activations_16b_aligned = reinterpret_cast<std::uintptr_t>(activations) % 16 == 0 && activation_stride % 8 == 0;
   args.out = out.data;
   args.out_stride = out.stride();
   args.out_kind = output_kind(out.dtype);

@@ -8,11 +8,11 @@
 namespace fp4gemm::cuda_decode {
 namespace {
 
-// Element (row offset within the tile, column within the block) of fragment element `index`
-// (a0..a7) for lane group g and thread t, per the mma.m16n8k16 A-fragment layout.
-void fragment_position(int index, int g, int t, int& row, int& column) {
-  row = g + ((index / 2) % 2) * 8;        // a2, a3, a6, a7 are row g+8
-  column = 2 * t + (index % 2) + (index / 4) * 8;  // a4..a7 are columns +8
+// Weight element behind fragment element `index` (a0..a7) of MMA block `block` for lane group g,
+// thread t: its row offset in the tile and its column in the 64-wide chunk (see the header).
+void fragment_position(int index, int block, int g, int t, int& row, int& column) {
+  row = g + ((index / 2) % 2) * 8;                            // a2, a3, a6, a7 are row g+8
+  column = kChunkColumnOfLane * t + 4 * block + (index % 2) + (index / 4) * 2;  // a4..a7: +2
 }
 
 }  // namespace
@@ -49,9 +49,8 @@ DecodeLayout make_decode_layout(const Nvfp4View& weight) {
           std::uint32_t word = 0;
           for (int element = 0; element < 8; ++element) {
             int row, column;
-            fragment_position(element, g, t, row, column);
-            const std::uint32_t code =
-                code_at(tile * kTileRows + row, (chunk * kBlocksPerChunk + block) * 16 + column);
+            fragment_position(element, block, g, t, row, column);
+            const std::uint32_t code = code_at(tile * kTileRows + row, chunk * kChunkK + column);
             for (int bit = 0; bit < 4; ++bit) word |= ((code >> bit) & 1u) << word_bit(element, bit);
           }
           std::uint8_t* out = layout.codes.data() + (tile_chunk * 32 + lane) * 16 + block * 4;

@@ -5,9 +5,14 @@
 // rows are the MMA's M dimension, activation rows its N dimension. A warp owns a tile of 16 weight
 // rows and walks K in chunks of 64 (four 16-element NVFP4 blocks).
 //
+// K is permuted inside each 64-wide chunk, identically for weights and activations (a sum over K
+// does not care about order): MMA block b's k-slots 2t, 2t+1, 2t+8, 2t+9 hold the chunk's columns
+// 16t + 4b + {0, 1, 2, 3}. So lane t of every group works on the chunk's NVFP4 block t only: one
+// scale per row per chunk instead of four, and its activations are 16 contiguous elements.
+//
 // codes:  [row_tiles][chunks][32 lanes] x 16 bytes. Lane L (group g = L/4, t = L%4) holds, for each
-//         of the chunk's 4 blocks, one 32-bit word with exactly the 8 elements of its A fragment:
-//         rows g and g+8, block columns 2t, 2t+1, 2t+8, 2t+9. The bits of those 8 codes are
+//         of the 4 MMA blocks, one 32-bit word with exactly the 8 elements of its A fragment:
+//         rows g and g+8, chunk columns 16t + 4b + {0, 1, 2, 3}. The bits of those 8 codes are
 //         spread over the word (decode_bits.hpp) so that each fragment register is cut out with
 //         one rotate and one AND (register 3: three). One 16-byte load per lane per chunk; a warp
 //         reads 512 contiguous bytes.
@@ -25,6 +30,7 @@ namespace fp4gemm::cuda_decode {
 inline constexpr int kTileRows = 16;
 inline constexpr int kChunkK = 64;
 inline constexpr int kBlocksPerChunk = kChunkK / 16;
+inline constexpr int kChunkColumnOfLane = 16;  // lane t of a group owns chunk columns [16t, 16t+16)
 
 struct DecodeLayout {
   std::int64_t rows = 0, cols = 0;

@@ -135,52 +135,31 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK) decode_gemm_kernel(con
     bool row_valid[kMTiles];  // activation rows past M read as zero
 #pragma unroll
     for (int tile = 0; tile < kMTiles; ++tile) row_valid[tile] = tile * 8 + group < args.m;
-    const std::uint16_t* activation_lane = activations + std::int64_t(group) * args.activation_stride + 2 * thread_in_group;
-    // Chunks wholly inside K need no K test on their activation loads; only the last chunk can
-    // straddle K (K % 64 != 0), and it takes the checked path.
-    const int full_chunk_end = min(chunk_end, args.k / kChunkK);
+    // Lane t of a group reads chunk columns [16t, 16t+16) of its activation row (decode_layout.hpp).
+    const std::uint16_t* activation_lane =
+        activations + std::int64_t(group) * args.activation_stride + kChunkColumnOfLane * thread_in_group;
 
-    // B fragments (activations) of one chunk, loaded one chunk ahead of their use into the other
-    // of two buffers (ping-pong, so no register copies).
-    using BFragments = std::uint32_t[kBlocksPerChunk][kMTiles][2];
-    const auto load_checked = [&](int chunk, BFragments& out) {
-#pragma unroll
-      for (int block = 0; block < kBlocksPerChunk; ++block) {
-        const int k0 = (chunk * kBlocksPerChunk + block) * 16;
-        const bool k_valid = k0 < args.k && chunk < chunk_end;
-#pragma unroll
-        for (int tile = 0; tile < kMTiles; ++tile) {
-          const bool valid = row_valid[tile] && k_valid;
-          const std::uint16_t* source = activation_lane + std::int64_t(tile * 8) * args.activation_stride + k0;
-          out[block][tile][0] = valid ? __ldg(reinterpret_cast<const unsigned int*>(source)) : 0u;
-          out[block][tile][1] = valid ? __ldg(reinterpret_cast<const unsigned int*>(source + 8)) : 0u;
-        }
-      }
-    };
-    const auto load_full = [&](int chunk, BFragments& out) {
-#pragma unroll
-      for (int block = 0; block < kBlocksPerChunk; ++block) {
-        const int k0 = (chunk * kBlocksPerChunk + block) * 16;
-#pragma unroll
-        for (int tile = 0; tile < kMTiles; ++tile) {
-          const std::uint16_t* source = activation_lane + std::int64_t(tile * 8) * args.activation_stride + k0;
-          out[block][tile][0] = row_valid[tile] ? __ldg(reinterpret_cast<const unsigned int*>(source)) : 0u;
-          out[block][tile][1] = row_valid[tile] ? __ldg(reinterpret_cast<const unsigned int*>(source + 8)) : 0u;
-        }
-      }
-    };
+    // The lane's 16 activations of one chunk and tile as 8 words: B fragment of MMA block b is
+    // words (2b, 2b+1). Loaded one chunk ahead into the other of two buffers (ping-pong).
+    using BFragments = std::uint32_t[kMTiles][8];
     const auto load_activations = [&](int chunk, BFragments& out) {
-      if (chunk < full_chunk_end) {
-        load_full(chunk, out);
-      } else {
-        load_checked(chunk, out);
+      // The lane's columns are one whole NVFP4 block: inside K or not at all.
+      const bool k_valid = chunk < chunk_end && chunk * kChunkK + kChunkColumnOfLane * thread_in_group < args.k;
+#pragma unroll
+      for (int tile = 0; tile < kMTiles; ++tile) {
+        const bool valid = row_valid[tile] && k_valid;
+        const std::uint16_t* source = activation_lane + std::int64_t(tile * 8) * args.activation_stride + chunk * kChunkK;
+        if (args.activations_16b_aligned) {
+          const uint4 low = valid ? __ldg(reinterpret_cast<const uint4*>(source)) : make_uint4(0, 0, 0, 0);
+          const uint4 high = valid ? __ldg(reinterpret_cast<const uint4*>(source + 8)) : make_uint4(0, 0, 0, 0);
+          out[tile][0] = low.x, out[tile][1] = low.y, out[tile][2] = low.z, out[tile][3] = low.w;
+          out[tile][4] = high.x, out[tile][5] = high.y, out[tile][6] = high.z, out[tile][7] = high.w;
+        } else {
+#pragma unroll
+          for (int word = 0; word < 8; ++word)
+            out[tile][word] = valid ? __ldg(reinterpret_cast<const unsigned int*>(source) + word) : 0u;
+        }
       }
-    };
-    const char* scale_table_bytes = reinterpret_cast<const char*>(scale_table);
-    // Table entry of byte `index` of a scale word, addressed as a byte offset (one shift, one mask).
-    const auto scale_pair = [&](std::uint32_t scale_word, int index) -> std::uint32_t {
-      const std::uint32_t offset = (index == 0 ? scale_word << 2 : scale_word >> (8 * index - 2)) & 0x3FCu;
-      return *reinterpret_cast<const std::uint32_t*>(scale_table_bytes + offset);
     };
     const auto compute_chunk = [&](int chunk, const BFragments& b_fragments) {
       // kStages-1 + (chunk - chunk_begin) groups are issued; this chunk's is done once at most
@@ -194,14 +173,17 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK) decode_gemm_kernel(con
       const int slot = (chunk - chunk_begin) % kStages;
       const uint4 code_words = code_ring[slot][lane];
       const uint2 scale_words = scale_ring[slot][group];
+      // One scale pair per row for the whole chunk: the lane's NVFP4 block is chunk block t.
+      const std::uint32_t pair_g = scale_table[(scale_words.x >> (8 * thread_in_group)) & 0xFF];
+      const std::uint32_t pair_g8 = scale_table[(scale_words.y >> (8 * thread_in_group)) & 0xFF];
       const std::uint32_t words[4] = {code_words.x, code_words.y, code_words.z, code_words.w};
 #pragma unroll
       for (int block = 0; block < kBlocksPerChunk; ++block) {
         std::uint32_t fragment[4];
-        decode_fragment(words[block], scale_pair(scale_words.x, block), scale_pair(scale_words.y, block), fragment);
+        decode_fragment(words[block], pair_g, pair_g8, fragment);
 #pragma unroll
         for (int tile = 0; tile < kMTiles; ++tile)
-          mma_bf16(accumulators[block % kSets][tile], fragment, b_fragments[block][tile][0], b_fragments[block][tile][1]);
+          mma_bf16(accumulators[block % kSets][tile], fragment, b_fragments[tile][2 * block], b_fragments[tile][2 * block + 1]);
       }
     };
 

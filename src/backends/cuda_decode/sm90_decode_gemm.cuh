@@ -15,6 +15,7 @@ struct DecodeGemmArgs {
   const void* scales = nullptr;
   const void* activations = nullptr;  // BF16 [m, activation_stride], device memory
   std::int64_t activation_stride = 0;
+  bool activations_16b_aligned = false;  // base and row stride allow 16-byte loads
   void* out = nullptr;                // [m, out_stride]
   std::int64_t out_stride = 0;
   OutputKind out_kind = OutputKind::bf16;
