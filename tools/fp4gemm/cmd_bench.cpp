@@ -8,7 +8,9 @@
 #include "bench/bench.hpp"
 #include "command.hpp"
 #include "type_options.hpp"
+#include "fp4gemm/dispatch/device_arguments.hpp"
 #include "fp4gemm/fp4gemm.hpp"
+#include "fp4gemm/runner.hpp"
 
 namespace fp4gemm::cli {
 namespace {
@@ -100,17 +102,16 @@ void run_bench(const BenchOptions& options) {
     problems.push_back({m, options.n, options.k, parse_activation(options.activation), parse_output(options.output)});
 
   const auto gpus = probe_cuda_devices();
-  const bool use_gpu = options.device == "auto" ? !gpus.empty() : options.device != "cpu";
-  if (options.device != "auto" && options.device != "cpu" && options.device.rfind("cuda", 0) != 0) {
-    throw_invalid("--device must be auto, cpu or cuda[:I], not '" + options.device + "'");
-  }
+  RunnerOptions device_choice;  // the same --device forms as explain and doctor
+  dispatch::apply_device_arguments(device_choice, options.device, 0, 0);
+  const bool use_gpu = device_choice.device == RunnerOptions::kFirstGpu ? !gpus.empty()
+                                                                        : device_choice.device != RunnerOptions::kCpuOnly;
   bench::Ceilings ceilings;
   std::vector<bench::Result> results;
   std::string device_name;
   if (use_gpu) {
 #ifdef FP4GEMM_WITH_CUDA
-    int index = 0;
-    if (options.device.size() > 5) index = std::stoi(options.device.substr(5));
+    const int index = device_choice.device == RunnerOptions::kFirstGpu ? 0 : device_choice.device;
     if (index < 0 || index >= int(gpus.size())) throw_invalid("no CUDA device " + std::to_string(index) + ": " + cuda_unavailable_reason());
     device_name = gpus[std::size_t(index)].to_string();
     ceilings = bench::measure_gpu_ceilings(index);
@@ -140,7 +141,7 @@ const RegisterCommand registration([](CLI::App& app) {
   command->add_option("--backend", options->backend, "Only this backend (default: all that can run, except ref)");
   command->add_option("--activation", options->activation, "bf16 (W4A16, default), f32 or nvfp4 (W4A4)");
   command->add_option("--output", options->output, "bf16 (default), f16 or f32");
-  command->add_option("--device", options->device, "auto (default: the first GPU, else the CPU), cpu or cuda:I");
+  command->add_option("--device", options->device, "auto (default: the first GPU, else the CPU), cpu, I or cuda:I");
   command->add_flag("--json", options->json, "One JSON object per result line");
   command->add_flag("--no-peers", options->no_peers, "Skip the peer libraries (OpenBLAS, cuBLAS)");
   command->callback([options] { run_bench(*options); });

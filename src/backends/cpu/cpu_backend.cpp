@@ -17,6 +17,9 @@ namespace fp4gemm {
 namespace {
 
 constexpr std::int64_t kBlock = scale_layout::kBlock;
+// Below this many elements a loop runs on the calling thread: waking an OpenMP team costs more
+// than the work, and under load a descheduled team member stalls the whole call.
+constexpr std::int64_t kParallelMinElements = 1 << 16;
 
 std::uint8_t scale_of(const Nvfp4View& weight, std::int64_t row, std::int64_t block) {
   const std::int64_t offset = weight.scale_layout == ScaleLayout::linear
@@ -29,13 +32,13 @@ std::uint8_t scale_of(const Nvfp4View& weight, std::int64_t row, std::int64_t bl
 std::vector<float> activations_as_f32(const ActivationView& a, std::int64_t stride) {
   const std::int64_t m = a.rows();
   std::vector<float> values(static_cast<std::size_t>(m * stride), 0.0f);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (m * stride >= kParallelMinElements)
   for (std::int64_t row = 0; row < m; ++row) load_activation_row(a, row, values.data() + row * stride);
   return values;
 }
 
 void store_scaled(const float* accumulators, std::int64_t accumulator_stride, float alpha, const MutableDenseView& out) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (out.rows * out.cols >= kParallelMinElements)
   for (std::int64_t row = 0; row < out.rows; ++row)
     for (std::int64_t col = 0; col < out.cols; ++col)
       store_output(out, row, col, alpha * accumulators[row * accumulator_stride + col]);
@@ -46,7 +49,7 @@ void run_fused(const CpuWeight& weight, const ActivationView& a, float alpha, co
   const std::vector<float> activations = activations_as_f32(a, stride);
   std::vector<float> accumulators(static_cast<std::size_t>(out.rows * weight.rows));
   const std::int64_t tasks = (weight.rows + cpu_tuning::kFusedRowsPerTask - 1) / cpu_tuning::kFusedRowsPerTask;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (tasks > 1)
   for (std::int64_t task = 0; task < tasks; ++task) {
     const std::int64_t begin = task * cpu_tuning::kFusedRowsPerTask;
     const std::int64_t end = std::min(weight.rows, begin + cpu_tuning::kFusedRowsPerTask);
@@ -112,7 +115,7 @@ std::unique_ptr<PreparedWeight> CpuBackend::prepare(const Nvfp4View& weight, con
   prepared->pairs = (blocks + 1) / 2;
   prepared->pair_codes.assign(static_cast<std::size_t>(weight.rows * prepared->pairs * kBlock), 0);
   prepared->block_scales.assign(static_cast<std::size_t>(weight.rows * prepared->pairs * 2), 0);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (weight.rows * weight.cols >= kParallelMinElements)
   for (std::int64_t row = 0; row < weight.rows; ++row) {
     const std::uint8_t* codes = weight.codes + row * (weight.cols / 2);
     std::uint8_t* pair_codes = prepared->pair_codes.data() + row * prepared->pairs * kBlock;
