@@ -1,6 +1,7 @@
 #pragma once
 // Views over caller-owned memory and the description of one GEMM problem.
 // A view never owns memory and always says where the memory lives.
+// NOTE: CUDA sources include this header and are compiled as C++17: keep it free of C++20.
 #include <cstdint>
 #include <string>
 

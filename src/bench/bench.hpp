@@ -43,6 +43,10 @@ struct Timing {
 };
 Timing time_repeatedly(const std::function<double()>& sample_us, int warmup, int max_repeats, double min_seconds);
 
+// Standard-normal FP32 values from `seed`: benchmark operands are random, never zeros (zeros run
+// faster than real data on some hardware and hide unwritten outputs).
+std::vector<float> random_normal_values(std::int64_t count, std::uint64_t seed);
+
 // CPU: ceilings (streaming read over a buffer several times the L3; OpenBLAS SGEMM 2048^3) and
 // the `cpu`-memory backends plus the OpenBLAS peer on the dequantized FP32 weight.
 Ceilings measure_cpu_ceilings();

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <random>
 
 #include "bench/bench.hpp"
 #include "fp4gemm/format/half.hpp"
@@ -33,14 +32,6 @@ int rotation_copies(double bytes) {
   return std::clamp(int(needed / std::max(bytes, 1.0)) + 1, 1, 16);
 }
 
-std::vector<float> random_floats(std::int64_t count, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> normal;
-  std::vector<float> values(static_cast<std::size_t>(count));
-  for (auto& value : values) value = normal(rng);
-  return values;
-}
-
 struct HostActivation {
   std::vector<float> f32;
   std::vector<std::uint16_t> bf16;
@@ -50,7 +41,7 @@ struct HostActivation {
 
 HostActivation make_activation(const GemmProblem& problem) {
   HostActivation activation;
-  activation.f32 = random_floats(problem.m * problem.k, 11);
+  activation.f32 = random_normal_values(problem.m * problem.k, 11);
   const DenseView dense{activation.f32.data(), DType::f32, problem.m, problem.k};
   if (problem.activation == ActivationType::bf16) {
     for (float value : activation.f32) activation.bf16.push_back(float_to_bf16(value));
@@ -92,7 +83,7 @@ Result time_backend(Backend& backend, const GemmProblem& problem, const Nvfp4Mat
 Result time_openblas(const GemmProblem& problem, const Nvfp4Matrix& weight) {
   Result result{"openblas_sgemm", true, problem};
   const std::vector<float> dense = weight.dequantize();
-  const std::vector<float> activation = random_floats(problem.m * problem.k, 12);
+  const std::vector<float> activation = random_normal_values(problem.m * problem.k, 12);
   std::vector<float> out(static_cast<std::size_t>(problem.m * problem.n));
   const int copies = rotation_copies(double(problem.n * problem.k) * 4.0);
   std::vector<std::vector<float>> weights(static_cast<std::size_t>(copies), dense);
@@ -120,7 +111,7 @@ Ceilings measure_cpu_ceilings() {
   Ceilings ceilings;
   // SGEMM first: OpenMP workers spinning after the bandwidth loop would slow OpenBLAS down.
   const int size = 2048;
-  const std::vector<float> a = random_floats(std::int64_t(size) * size, 1), b = random_floats(std::int64_t(size) * size, 2);
+  const std::vector<float> a = random_normal_values(std::int64_t(size) * size, 1), b = random_normal_values(std::int64_t(size) * size, 2);
   std::vector<float> c(static_cast<std::size_t>(size) * size);
   double best_us = 1e30;
   for (int trial = 0; trial < 4; ++trial) {
@@ -157,7 +148,7 @@ std::vector<Result> bench_cpu(const std::vector<GemmProblem>& problems, const st
                               bool include_peers) {
   std::vector<Result> results;
   for (const GemmProblem& problem : problems) {
-    const std::vector<float> values = random_floats(problem.n * problem.k, 7);
+    const std::vector<float> values = random_normal_values(problem.n * problem.k, 7);
     const Nvfp4Matrix weight = quantize_weight(values.data(), problem.n, problem.k);
     for (const std::string& name : backends) {
       auto backend = make_backend(name);

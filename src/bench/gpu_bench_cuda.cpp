@@ -1,6 +1,5 @@
 // GPU side of `fp4gemm bench`: our CUDA backends and their vendor peers, each timed as CUDA-graph
 // replays of calls that rotate through enough weight copies to read every weight from HBM.
-#include <random>
 
 #include "backends/cuda_common/cuda_check.hpp"
 #include "backends/cuda_common/device_buffer.hpp"
@@ -16,14 +15,6 @@ namespace {
 
 // NVFP4 stores 0.5 B per element plus one E4M3 scale per 16: the least any layout can hold.
 constexpr double kNvfp4BytesPerElement = 0.5625;
-
-std::vector<float> random_normal(std::int64_t count, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> normal;
-  std::vector<float> values(static_cast<std::size_t>(count));
-  for (auto& value : values) value = normal(rng);
-  return values;
-}
 
 // Random activations of the problem's type in device memory (NVFP4 ones quantized on the host).
 struct DeviceActivation {
@@ -41,7 +32,7 @@ DeviceActivation make_activation(const GemmProblem& problem, int device, cudaStr
     activation.view = ActivationView::from_dense({activation.values.data(), DType::bf16, m, k, 0, Memory::cuda, device});
     return activation;
   }
-  const std::vector<float> values = random_normal(m * k, 32);
+  const std::vector<float> values = random_normal_values(m * k, 32);
   const DenseView host{values.data(), DType::f32, m, k};
   if (problem.activation == ActivationType::f32) {
     activation.values = cuda::upload(values.data(), values.size() * sizeof(float), "the benchmark activations");
@@ -113,7 +104,7 @@ std::vector<Result> bench_gpu(int device, const std::vector<GemmProblem>& proble
   Nvfp4Matrix weight;  // reused while N and K stay the same (the CLI varies M only)
   for (const GemmProblem& problem : problems) {
     if (weight.rows != problem.n || weight.cols != problem.k) {
-      const std::vector<float> values = random_normal(problem.n * problem.k, 7);
+      const std::vector<float> values = random_normal_values(problem.n * problem.k, 7);
       weight = quantize_weight(values.data(), problem.n, problem.k);
     }
     for (const std::string& name : backends) {

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <chrono>
+#include <random>
 
 #include "bench/bench.hpp"
 
@@ -9,6 +10,14 @@ double roofline_us(const GemmProblem& problem, const Ceilings& ceilings) {
   const double memory_us = problem.minimal_bytes() / (ceilings.bandwidth_gbps * 1e9) * 1e6;
   const double compute_us = problem.flops() / (ceilings.compute_tflops * 1e12) * 1e6;
   return std::max(memory_us, compute_us);
+}
+
+std::vector<float> random_normal_values(std::int64_t count, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> values(static_cast<std::size_t>(count));
+  for (auto& value : values) value = normal(rng);
+  return values;
 }
 
 Timing time_repeatedly(const std::function<double()>& sample_us, int warmup, int max_repeats, double min_seconds) {

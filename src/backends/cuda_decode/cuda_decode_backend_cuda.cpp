@@ -22,15 +22,6 @@ struct DecodeWeight final : PreparedWeight {
   int multiprocessors = 0;
 };
 
-cuda_decode::OutputKind output_kind(DType dtype) {
-  switch (dtype) {
-    case DType::f32: return cuda_decode::OutputKind::f32;
-    case DType::bf16: return cuda_decode::OutputKind::bf16;
-    case DType::f16: return cuda_decode::OutputKind::f16;
-  }
-  return cuda_decode::OutputKind::bf16;
-}
-
 // A device view copied to the host, so the reorder can run there (prepare is once per weight).
 struct HostCopy {
   std::vector<std::uint8_t> codes, scales;
@@ -162,7 +153,7 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
   args.activations_16b_aligned = reinterpret_cast<std::uintptr_t>(activations) % 16 == 0 && activation_stride % 8 == 0;
   args.out = out.data;
   args.out_stride = out.stride();
-  args.out_kind = output_kind(out.dtype);
+  args.out_dtype = out.dtype;
   args.m = int(problem.m);
   args.n = int(problem.n);
   args.k = int(problem.k);

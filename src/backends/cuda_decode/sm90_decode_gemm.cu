@@ -65,11 +65,11 @@ __device__ __forceinline__ void decode_fragment(std::uint32_t word, std::uint32_
   for (int p = 0; p < 4; ++p) fragment[p] = bf16x2_mul(fragment_bits(word, p), (p % 2 == 0) ? scale_row_g : scale_row_g8);
 }
 
-__device__ __forceinline__ void store_output(void* out, std::int64_t index, OutputKind kind, float value) {
-  switch (kind) {
-    case OutputKind::f32: static_cast<float*>(out)[index] = value; break;
-    case OutputKind::bf16: static_cast<__nv_bfloat16*>(out)[index] = __float2bfloat16_rn(value); break;
-    case OutputKind::f16: static_cast<__half*>(out)[index] = __float2half_rn(value); break;
+__device__ __forceinline__ void store_output(void* out, std::int64_t index, DType dtype, float value) {
+  switch (dtype) {
+    case DType::f32: static_cast<float*>(out)[index] = value; break;
+    case DType::bf16: static_cast<__nv_bfloat16*>(out)[index] = __float2bfloat16_rn(value); break;
+    case DType::f16: static_cast<__half*>(out)[index] = __float2half_rn(value); break;
   }
 }
 
@@ -224,7 +224,7 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK) decode_gemm_kernel(con
     float sum = 0.0f;
 #pragma unroll
     for (int split = 0; split < kWarpsK; ++split) sum += partial[split][row][col];
-    store_output(args.out, std::int64_t(col) * args.out_stride + n, args.out_kind, scale * sum);
+    store_output(args.out, std::int64_t(col) * args.out_stride + n, args.out_dtype, scale * sum);
   }
 }
 

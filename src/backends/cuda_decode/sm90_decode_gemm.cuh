@@ -5,10 +5,9 @@
 #include <cstdint>
 
 #include "backends/cuda_decode/decode_tuning.hpp"
+#include "fp4gemm/types.hpp"
 
 namespace fp4gemm::cuda_decode {
-
-enum class OutputKind : int { f32 = 0, bf16 = 1, f16 = 2 };
 
 struct DecodeGemmArgs {
   const void* codes = nullptr;        // decode layout (decode_layout.hpp), device memory
@@ -18,7 +17,7 @@ struct DecodeGemmArgs {
   bool activations_16b_aligned = false;  // base and row stride allow 16-byte loads
   void* out = nullptr;                // [m, out_stride]
   std::int64_t out_stride = 0;
-  OutputKind out_kind = OutputKind::bf16;
+  DType out_dtype = DType::bf16;
   int m = 0, n = 0, k = 0;
   int chunks = 0;  // K / 64, rounded up
   float alpha = 1.0f;

@@ -44,15 +44,6 @@ void gemm_tn(cublasHandle_t handle, const std::uint16_t* weight, std::int64_t n,
                      where("the cuBLAS BF16 GEMM (cublasGemmEx)"));
 }
 
-dequant_cublas::OutputType output_type(DType dtype) {
-  switch (dtype) {
-    case DType::f32: return dequant_cublas::OutputType::f32;
-    case DType::bf16: return dequant_cublas::OutputType::bf16;
-    case DType::f16: return dequant_cublas::OutputType::f16;
-  }
-  return dequant_cublas::OutputType::f32;
-}
-
 void check_view_device(int view_device, int weight_device, const char* what) {
   if (view_device != weight_device) {
     throw_invalid(std::string(kName) + ": the " + what + " view names CUDA device " + std::to_string(view_device) +
@@ -231,7 +222,7 @@ void CudaDequantCublasBackend::run(const ActivationView& a, const PreparedWeight
   cuda::StreamBuffer partials(std::size_t(activation_rows * n) * sizeof(float), stream, where("the FP32 partial products"));
   gemm_tn(handle, prepared.data(), n, k, activation, activation_rows, activation_stride, 1.0f, partials.data(), DType::f32, n);
   dequant_cublas::launch_combine_partials(partials.as<float>(), int(activation_rows / m), m, n, alpha, out.data,
-                                          output_type(out.dtype), out.stride(), stream);
+                                          out.dtype, out.stride(), stream);
 }
 
 }  // namespace fp4gemm

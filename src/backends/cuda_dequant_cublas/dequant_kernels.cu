@@ -149,19 +149,19 @@ void launch_split_f32_to_bf16x3(const float* values, std::int64_t row_stride, st
 }
 
 void launch_combine_partials(const float* partials, int parts, std::int64_t rows, std::int64_t cols, float alpha,
-                             void* out, OutputType out_type, std::int64_t out_stride, cudaStream_t stream) {
+                             void* out, DType out_dtype, std::int64_t out_stride, cudaStream_t stream) {
   if (rows * cols == 0) return;
   const unsigned grid = grid_for(rows * cols);
-  switch (out_type) {
-    case OutputType::f32:
+  switch (out_dtype) {
+    case DType::f32:
       combine_partials_kernel<<<grid, kThreadsPerBlock, 0, stream>>>(partials, parts, rows, cols, alpha,
                                                                      static_cast<float*>(out), out_stride);
       break;
-    case OutputType::bf16:
+    case DType::bf16:
       combine_partials_kernel<<<grid, kThreadsPerBlock, 0, stream>>>(partials, parts, rows, cols, alpha,
                                                                      static_cast<__nv_bfloat16*>(out), out_stride);
       break;
-    case OutputType::f16:
+    case DType::f16:
       combine_partials_kernel<<<grid, kThreadsPerBlock, 0, stream>>>(partials, parts, rows, cols, alpha,
                                                                      static_cast<__half*>(out), out_stride);
       break;

@@ -1,11 +1,11 @@
 #pragma once
 // GPU kernels of `cuda_dequant_cublas` (launchers; the kernels live in dequant_kernels.cu).
 // BF16 values travel as their 16-bit patterns (std::uint16_t) so host files need no CUDA headers.
-// NOTE: included by a .cu file, so no fp4gemm/types.hpp here: nvcc may compile with a language
-// standard older than C++20, which that header needs.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+
+#include "fp4gemm/types.hpp"
 
 namespace fp4gemm::dequant_cublas {
 
@@ -28,11 +28,10 @@ void launch_dequantize_to_bf16(const DeviceNvfp4& matrix, std::uint16_t* out, cu
 void launch_split_f32_to_bf16x3(const float* values, std::int64_t row_stride, std::int64_t rows, std::int64_t cols,
                                 std::uint16_t* out, cudaStream_t stream);
 
-enum class OutputType { f32, bf16, f16 };
 
 // out[r, c] = alpha * sum_p partials[p * rows + r, c] (p < parts, partials [parts * rows, cols]
-// contiguous FP32), rounded once to `out_type`; out has `out_stride` elements per row.
+// contiguous FP32), rounded once to `out_dtype`; out has `out_stride` elements per row.
 void launch_combine_partials(const float* partials, int parts, std::int64_t rows, std::int64_t cols, float alpha,
-                             void* out, OutputType out_type, std::int64_t out_stride, cudaStream_t stream);
+                             void* out, DType out_dtype, std::int64_t out_stride, cudaStream_t stream);
 
 }  // namespace fp4gemm::dequant_cublas
