@@ -89,10 +89,15 @@ Result time_cublaslt_fp8(const GemmProblem& problem, cudaStream_t stream) {
   check_cublas(cublasLtMatmulDescSetAttribute(matmul.operation, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof transpose), what);
   check_cublas(cublasLtMatmulDescSetAttribute(matmul.operation, CUBLASLT_MATMUL_DESC_TRANSB, &keep, sizeof keep), what);
   // Per-tensor scales, device scalars as a deployment passes them (1.0 here: only time is measured).
-  const float unit_scales[2] = {1.0f, 1.0f};
-  const cuda::DeviceBuffer scales = cuda::upload(unit_scales, sizeof unit_scales, "the FP8 peer's scales");
-  const float* weight_scale = scales.as<const float>();
-  const float* activation_scale = weight_scale + 1;
+  // NOTE: each scale has its own allocation. With both in one buffer (the second 4 bytes in) every
+  // heuristic candidate was refused with NOT_SUPPORTED on the H200 (cuBLASLt 13.1, 2026-11-30);
+  // separate allocations ran. Undocumented, found by a probe of 35 variants (bench/results/).
+  const float unit_scale = 1.0f;
+  const cuda::DeviceBuffer weight_scale_buffer = cuda::upload(&unit_scale, sizeof unit_scale, "the FP8 peer's weight scale");
+  const cuda::DeviceBuffer activation_scale_buffer =
+      cuda::upload(&unit_scale, sizeof unit_scale, "the FP8 peer's activation scale");
+  const float* weight_scale = weight_scale_buffer.as<const float>();
+  const float* activation_scale = activation_scale_buffer.as<const float>();
   check_cublas(cublasLtMatmulDescSetAttribute(matmul.operation, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &weight_scale,
                                               sizeof weight_scale), what);
   check_cublas(cublasLtMatmulDescSetAttribute(matmul.operation, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &activation_scale,
@@ -127,9 +132,7 @@ Result time_cublaslt_fp8(const GemmProblem& problem, cudaStream_t stream) {
     weights.emplace_back(std::size_t(weight_bytes), "the FP8 peer's weight");
     fill_random_e4m3(weights.back().as<std::uint8_t>(), weight_bytes, 100 + std::uint64_t(copy), stream);
   }
-  // NOTE: C and D are separate buffers (as in cuBLASLt's FP8 sample). With C == D (in place) every
-  // heuristic candidate was refused with NOT_SUPPORTED on the H200 (2026-11-30); aliasing is the
-  // one pointer-dependent difference the heuristic cannot see. Untested on the device as of this commit.
+  // C and D are separate buffers, as in cuBLASLt's FP8 sample.
   cuda::DeviceBuffer activation(std::size_t(m * k), "the FP8 peer's activations"),
       addend(std::size_t(m * n) * 2, "the FP8 peer's C (unused, beta = 0)"), out(std::size_t(m * n) * 2, "the FP8 peer's output"),
       workspace(std::size_t(workspace_bytes), "the cuBLASLt workspace");

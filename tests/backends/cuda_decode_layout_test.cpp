@@ -38,6 +38,18 @@ TEST(CudaDecodeBits, EveryWordBitBelongsToExactlyOneElement) {
   EXPECT_EQ(used, 0xFFFFFFFFu);
 }
 
+TEST(CudaDecodeBits, RegisterThreeCopiesNeverOverlapSoTheProductIsAnExactOr) {
+  // Three copies of the source bits, shifted by 2, 8 and 13: pairwise disjoint in 64 bits.
+  const std::uint64_t sources = kRegister3Sources;
+  const std::uint64_t copies[3] = {sources << 2, sources << 8, sources << 13};
+  EXPECT_EQ(copies[0] & copies[1], 0u);
+  EXPECT_EQ(copies[0] & copies[2], 0u);
+  EXPECT_EQ(copies[1] & copies[2], 0u);
+  EXPECT_EQ(sources * kRegister3Copies, copies[0] | copies[1] | copies[2]);
+  // Registers 0..2 take their codes from the mask shifted right by 0, 3 and 6; register 3 from the rest.
+  EXPECT_EQ(kLaneMask | (kLaneMask >> 3) | (kLaneMask >> 6) | kRegister3Sources, 0xFFFFFFFFu);
+}
+
 void expect_layout_decodes_to(const Nvfp4Matrix& weight) {
   const Nvfp4View view = weight.view();
   const DecodeLayout layout = make_decode_layout(view);
@@ -48,14 +60,14 @@ void expect_layout_decodes_to(const Nvfp4Matrix& weight) {
     for (std::int64_t chunk = 0; chunk < layout.chunks; ++chunk) {
       for (int lane = 0; lane < 32; ++lane) {
         const int g = lane / 4, t = lane % 4;
-        const std::uint8_t* scale_bytes = layout.scales.data() + ((tile * layout.chunks + chunk) * 8 + g) * 8;
+        const std::uint8_t* scale_bytes = layout.scales.data() + ((tile * layout.chunks + chunk) * 32 + lane) * 2;
         for (int block = 0; block < 4; ++block) {
           std::uint32_t word;
           std::memcpy(&word, layout.codes.data() + ((tile * layout.chunks + chunk) * 32 + lane) * 16 + block * 4, 4);
           for (int p = 0; p < 4; ++p) {
             const int row = g + (p % 2) * 8;  // registers 1 and 3 hold row g+8
             // Lane t works on the chunk's NVFP4 block t only: one scale per row per chunk.
-            const float scale = e4m3::decode(scale_bytes[(p % 2) * 4 + t]);
+            const float scale = e4m3::decode(scale_bytes[p % 2]);
             for (int half = 0; half < 2; ++half) {
               // MMA block `block`, k-slot 2t+half (+8 for registers 2, 3) is chunk column 16t+4*block+half (+2).
               const int column = 16 * t + 4 * block + half + (p / 2) * 2;
@@ -114,11 +126,26 @@ TEST(CudaDecodeLayout, EveryCodeAndScaleSurvivesTheDecodeTrickExactly) {
 TEST(CudaDecodeTuning, ShapesCoverEveryM) {
   for (std::int64_t m = 1; m <= kMaxActivationRows; ++m) {
     for (std::int64_t n : {16, 4096, 28672}) {
-      const LaunchShape shape = choose_launch_shape(m, n, 4096, 132);
-      EXPECT_GE(shape.m_tiles * 8, m);
-      EXPECT_EQ(shape.warps_n * shape.warps_k, 8);
+      for (std::int64_t k : {16, 4096, 12288}) {
+        const LaunchShape shape = choose_launch_shape(m, n, k, 132);
+        EXPECT_GE(shape.m_tiles * 8, m);
+        const int warps = shape.warps_n * shape.warps_k;
+        EXPECT_TRUE(warps == 4 || warps == 8) << warps;
+      }
     }
   }
+}
+
+TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEnough) {
+  // The four issue-3 shapes on 132 SMs, M = 1 (the sweep's winners).
+  const auto shape_of = [](std::int64_t n, std::int64_t k) {
+    const LaunchShape shape = choose_launch_shape(1, n, k, 132);
+    return std::pair<int, int>{shape.warps_n, shape.warps_k};
+  };
+  EXPECT_EQ(shape_of(28672, 8192), (std::pair<int, int>{1, 4}));   // 128 chunks: 32 per warp
+  EXPECT_EQ(shape_of(12288, 4096), (std::pair<int, int>{2, 2}));   // 64 chunks: 32 per warp, 1536 warps
+  EXPECT_EQ(shape_of(4096, 12288), (std::pair<int, int>{1, 8}));   // 192 chunks: capped at 8 ways
+  EXPECT_EQ(shape_of(4096, 4096), (std::pair<int, int>{1, 8}));    // 256 row tiles: split for warps
 }
 
 }  // namespace

@@ -113,22 +113,17 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
   if (problem.m > cuda_decode::kMaxActivationRows) {
     throw Error(ErrorCode::unsupported, "cuda_decode serves M <= 64; M is " + std::to_string(problem.m));
   }
-  // NOTE: the kernel reads activation pairs as 32-bit words: base and row stride must keep them aligned.
-  if (problem.activation == ActivationType::bf16 &&
-      (reinterpret_cast<std::uintptr_t>(a.dense.data) % 4 != 0 || a.dense.stride() % 2 != 0)) {
-    throw_invalid("cuda_decode: BF16 activations need a 4-byte aligned base and an even row stride");
-  }
   if (problem.m == 0 || problem.n == 0) return;
   cuda::DeviceGuard guard(prepared.device);
   const auto stream = static_cast<cudaStream_t>(context.cuda_stream);
   const void* activations = a.dense.data;
   std::int64_t activation_stride = a.dense.stride();
-  std::unique_ptr<cuda::StreamBuffer> dequantized;
+  std::unique_ptr<cuda::StreamBuffer> staged;  // a staged copy of the activations, when one is needed
   if (problem.activation == ActivationType::nvfp4) {
     // W4A4: NVFP4 activations become BF16 exactly (e2m1 x e4m3), then the same kernel runs.
     cuda::check_device_pointer(a.nvfp4.codes, prepared.device, "cuda_decode: activation codes");
     cuda::check_device_pointer(a.nvfp4.scales, prepared.device, "cuda_decode: activation scales");
-    dequantized = std::make_unique<cuda::StreamBuffer>(static_cast<std::size_t>(problem.m * problem.k) * 2, stream,
+    staged = std::make_unique<cuda::StreamBuffer>(static_cast<std::size_t>(problem.m * problem.k) * 2, stream,
                                                        "cuda_decode: BF16 copy of the NVFP4 activations");
     dequant_cublas::DeviceNvfp4 source;
     source.codes = a.nvfp4.codes;
@@ -136,12 +131,24 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
     source.swizzled_scales = a.nvfp4.scale_layout == ScaleLayout::swizzled_128x4;
     source.rows = problem.m;
     source.cols = problem.k;
-    dequant_cublas::launch_dequantize_to_bf16(source, dequantized->as<std::uint16_t>(), stream);
+    dequant_cublas::launch_dequantize_to_bf16(source, staged->as<std::uint16_t>(), stream);
     cuda::check_launch("cuda_decode: dequantizing the NVFP4 activations");
-    activations = dequantized->data();
+    activations = staged->data();
     activation_stride = problem.k;
   } else {
     cuda::check_device_pointer(a.dense.data, prepared.device, "cuda_decode: activation");
+    // NOTE: the kernel reads each lane's 16 activations as two 16-byte loads, so base and row
+    // stride must keep 16-byte alignment; other views are copied into a packed buffer first.
+    if (reinterpret_cast<std::uintptr_t>(activations) % 16 != 0 || activation_stride % 8 != 0) {
+      staged = std::make_unique<cuda::StreamBuffer>(static_cast<std::size_t>(problem.m * problem.k) * 2, stream,
+                                                         "cuda_decode: aligned copy of the BF16 activations");
+      cuda::check_cuda(cudaMemcpy2DAsync(staged->data(), std::size_t(problem.k) * 2, activations,
+                                         std::size_t(activation_stride) * 2, std::size_t(problem.k) * 2,
+                                         std::size_t(problem.m), cudaMemcpyDeviceToDevice, stream),
+                       "cuda_decode: copying the activations to an aligned buffer");
+      activations = staged->data();
+      activation_stride = problem.k;
+    }
   }
   cuda::check_device_pointer(out.data, prepared.device, "cuda_decode: output");
 
@@ -150,7 +157,6 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
   args.scales = prepared.scales.data();
   args.activations = activations;
   args.activation_stride = activation_stride;
-  args.activations_16b_aligned = reinterpret_cast<std::uintptr_t>(activations) % 16 == 0 && activation_stride % 8 == 0;
   args.out = out.data;
   args.out_stride = out.stride();
   args.out_dtype = out.dtype;

@@ -24,7 +24,7 @@ DecodeLayout make_decode_layout(const Nvfp4View& weight) {
   layout.row_tiles = (weight.rows + kTileRows - 1) / kTileRows;
   layout.chunks = (weight.cols + kChunkK - 1) / kChunkK;
   layout.codes.assign(static_cast<std::size_t>(layout.row_tiles * layout.chunks * 32 * 16), 0);
-  layout.scales.assign(static_cast<std::size_t>(layout.row_tiles * layout.chunks * 8 * 8), 0);
+  layout.scales.assign(static_cast<std::size_t>(layout.row_tiles * layout.chunks * 32 * 2), 0);
   const std::int64_t blocks = weight.cols / 16;
   const std::int64_t scale_columns = scale_layout::scale_cols(weight.cols);
 
@@ -57,13 +57,12 @@ DecodeLayout make_decode_layout(const Nvfp4View& weight) {
           for (int byte = 0; byte < 4; ++byte) out[byte] = std::uint8_t(word >> (8 * byte));
         }
       }
-      for (int g = 0; g < 8; ++g) {
-        std::uint8_t* out = layout.scales.data() + (tile_chunk * 8 + g) * 8;
-        for (int block = 0; block < kBlocksPerChunk; ++block) {
-          const std::int64_t global_block = chunk * kBlocksPerChunk + block;
-          out[block] = scale_at(tile * kTileRows + g, global_block);
-          out[4 + block] = scale_at(tile * kTileRows + g + 8, global_block);
-        }
+      for (int lane = 0; lane < 32; ++lane) {
+        const int g = lane / 4, t = lane % 4;
+        const std::int64_t global_block = chunk * kBlocksPerChunk + t;  // the lane's own block
+        std::uint8_t* out = layout.scales.data() + (tile_chunk * 32 + lane) * 2;
+        out[0] = scale_at(tile * kTileRows + g, global_block);
+        out[1] = scale_at(tile * kTileRows + g + 8, global_block);
       }
     }
   }

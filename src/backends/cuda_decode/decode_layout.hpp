@@ -14,10 +14,11 @@
 //         of the 4 MMA blocks, one 32-bit word with exactly the 8 elements of its A fragment:
 //         rows g and g+8, chunk columns 16t + 4b + {0, 1, 2, 3}. The bits of those 8 codes are
 //         spread over the word (decode_bits.hpp) so that each fragment register is cut out with
-//         one rotate and one AND (register 3: three). One 16-byte load per lane per chunk; a warp
-//         reads 512 contiguous bytes.
-// scales: [row_tiles][chunks][8 groups] x 8 bytes: E4M3 scales of row g (bytes 0..3, blocks 0..3)
-//         then row g+8 (bytes 4..7). The four lanes of a group load the same 8 bytes.
+//         one or two integer instructions. One 16-byte load per lane per chunk; a warp reads 512
+//         contiguous bytes.
+// scales: [row_tiles][chunks][32 lanes] x 2 bytes: the E4M3 scales of the lane's own NVFP4 block
+//         (chunk block t) in rows g (byte 0) and g+8 (byte 1). One 2-byte load per lane per
+//         chunk, no lane reads another's scales; a warp reads 64 contiguous bytes.
 // Rows are padded to a multiple of 16 and K to a multiple of 64 with zero codes and zero scales,
 // so padding contributes exact zeros. Bytes per element: 0.5 (codes) + 1/16 (scales), unchanged.
 #include <cstdint>
@@ -36,7 +37,7 @@ struct DecodeLayout {
   std::int64_t rows = 0, cols = 0;
   std::int64_t row_tiles = 0, chunks = 0;
   std::vector<std::uint8_t> codes;   // row_tiles * chunks * 32 * 16 bytes
-  std::vector<std::uint8_t> scales;  // row_tiles * chunks * 8 * 8 bytes
+  std::vector<std::uint8_t> scales;  // row_tiles * chunks * 32 * 2 bytes
 };
 
 // Reorders a host NVFP4 weight (linear or swizzled scales) into the layout above.

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "backends/cuda_decode/decode_layout.hpp"
 #include "fp4gemm/error.hpp"
 
 namespace fp4gemm::cuda_decode {
@@ -12,21 +13,25 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
   LaunchShape shape;
   const std::int64_t tiles_needed = (m + 7) / 8;
   shape.m_tiles = tiles_needed <= 1 ? 1 : tiles_needed <= 2 ? 2 : tiles_needed <= 4 ? 4 : 8;
-  // Measured on one H200 (scripts/decode_shape_sweep.sh, bench/results/2026-11-30-h200-cuda-decode.md):
-  // for up to 2 activation tiles, 1 x 8 (one 16-row tile, K split 8 ways) was fastest or within
-  // 3% on all four issue-3 shapes; for 8 tiles, 2 x 4 was fastest. N, K and the SM count did not
-  // change the winner over the shapes measured.
-  // NOTE: every shape returned here must be compiled (FP4GEMM_DECODE_SHAPES in the .cu file).
-  if (shape.m_tiles <= 2) {
-    shape.warps_n = 1;
-    shape.warps_k = 8;
-  } else {
+  if (shape.m_tiles > 2) {
+    // M > 16 is cuBLAS's range on SM 9.0 (auto does not pick this kernel there); 2 x 4 was fastest
+    // for 8 tiles in the sweep of bench/results/2026-11-30-h200-cuda-decode.md.
     shape.warps_n = 2;
     shape.warps_k = 4;
+    return shape;
   }
-  (void)n;
-  (void)k;
-  (void)multiprocessors;
+  // Split K until each warp streams about kChunksPerWarp chunks (longer runs amortise the ring's
+  // fill and the reduction; shorter ones leave the ring's latency exposed), then further while the
+  // grid has too few warps to keep every SM's loads in flight. CTAs hold at least 4 warps.
+  // Measured on the H200 (scripts/decode_shape_sweep.sh, bench/results/2026-11-30-h200-decode-v7.md):
+  // this picks the fastest compiled shape on all four issue-3 shapes at M = 1 and 4.
+  const std::int64_t row_tiles = (n + kTileRows - 1) / kTileRows;
+  const std::int64_t chunks = (k + kChunkK - 1) / kChunkK;
+  int warps_k = 1;
+  while (warps_k < kMaxWarpsK && chunks > std::int64_t(kChunksPerWarp) * warps_k) warps_k *= 2;
+  while (warps_k < kMaxWarpsK && row_tiles * warps_k < std::int64_t(kMinWarpsPerSm) * multiprocessors) warps_k *= 2;
+  shape.warps_k = warps_k;
+  shape.warps_n = warps_k >= kMinCtaWarps ? 1 : kMinCtaWarps / warps_k;
   return shape;
 }
 

@@ -8,6 +8,21 @@ namespace fp4gemm::cuda_decode {
 // Activation rows are processed in MMA tiles of 8; the kernel is instantiated for this many tiles.
 inline constexpr int kMaxActivationRows = 64;
 
+// Weight chunks (64 columns x 16 rows, 512 bytes per warp) each warp keeps in flight in registers.
+// Little's law on the H200: ~4.3 TB/s x ~1 us loaded latency / 132 SMs = ~32 KB per SM; with
+// ~20 resident warps, 4 chunks per warp keep ~46 KB in flight. Costs 5 registers per chunk.
+constexpr int weight_chunks_in_flight(int m_tiles) { return m_tiles <= 2 ? 4 : 2; }
+
+// Activation fragments are loaded one chunk ahead (from L1/L2) when they fit in registers.
+constexpr bool prefetch_activations(int m_tiles) { return m_tiles <= 2; }
+
+// The CTA shape rule for M <= 16 (decode_tuning.cpp): chunks each warp should stream, the fewest
+// warps per SM the grid should offer, CTA size bounds. Fitted to the H200 sweep (bench/results/).
+inline constexpr int kChunksPerWarp = 32;
+inline constexpr int kMinWarpsPerSm = 11;
+inline constexpr int kMaxWarpsK = 8;
+inline constexpr int kMinCtaWarps = 4;
+
 // A CTA is warps_n x warps_k warps: warps_n weight-row tiles (16 rows each) side by side, sharing
 // activation loads through L1; warps_k warps splitting K, reduced through shared memory.
 struct LaunchShape {

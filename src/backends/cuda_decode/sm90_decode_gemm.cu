@@ -19,14 +19,13 @@ namespace {
 
 constexpr float kDecodeCompensation = 256.0f;  // 2^8, undoes the 2^-8 left by the decode trick
 
-// E4M3 code -> BF16 bits of (value * 2^118).
-__device__ __forceinline__ std::uint16_t scale_to_bf16_bits(unsigned code) {
+// E4M3 code -> BF16 bits of (value * 2^118), exact: normal codes keep their 3 mantissa bits and get
+// exponent E - 7 + 127 + 118; subnormal ones (E = 0) are m * 2^-9 * 2^118.
+__device__ __forceinline__ std::uint32_t scale_to_bf16_bits(unsigned code) {
   const unsigned exponent = (code >> 3) & 0xF, mantissa = code & 0x7;
-  float value = exponent == 0 ? float(mantissa) * 0x1p-9f : float(8 + mantissa) * exp2f(float(int(exponent) - 10));
-  value *= 0x1p118f;
+  float value = exponent == 0 ? float(mantissa) * 0x1p109f : __uint_as_float(((exponent + 238u) << 23) | (mantissa << 20));
   if (code & 0x80) value = -value;
-  const __nv_bfloat16 bf = __float2bfloat16_rn(value);
-  return *reinterpret_cast<const std::uint16_t*>(&bf);
+  return __float_as_uint(value) >> 16;  // exact: at most 3 mantissa bits
 }
 
 __device__ __forceinline__ std::uint32_t bf16x2_mul(std::uint32_t a, std::uint32_t b) {
@@ -36,19 +35,19 @@ __device__ __forceinline__ std::uint32_t bf16x2_mul(std::uint32_t a, std::uint32
   return result;
 }
 
-// Streaming load: the weight is read exactly once, so keep it out of L1.
-// Asynchronous global -> shared copies (sm_80+): bytes in flight cost no registers.
-__device__ __forceinline__ void copy_async_16(void* shared, const void* global) {
-  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;" ::"r"(address), "l"(global) : "memory");
+// Streaming loads: every weight byte is read exactly once, so keep it out of L1.
+__device__ __forceinline__ uint4 load_stream_16(const uint4* address) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(address));
+  return v;
 }
-__device__ __forceinline__ void copy_async_8(void* shared, const void* global) {
-  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(address), "l"(global) : "memory");
+__device__ __forceinline__ std::uint32_t load_stream_2(const std::uint16_t* address) {
+  unsigned short v;
+  asm volatile("ld.global.nc.L1::no_allocate.u16 %0, [%1];" : "=h"(v) : "l"(address));
+  return v;
 }
-__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-template <int kPending>
-__device__ __forceinline__ void wait_copies() { asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory"); }
 
 __device__ __forceinline__ void mma_bf16(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
   asm(
@@ -56,13 +55,6 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], const std::uint32_t (&a)
       "{%0, %1, %2, %3};"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-// One block's A fragment from the lane's 32-bit code word and its two rows' scale pairs.
-__device__ __forceinline__ void decode_fragment(std::uint32_t word, std::uint32_t scale_row_g, std::uint32_t scale_row_g8,
-                                                std::uint32_t (&fragment)[4]) {
-#pragma unroll
-  for (int p = 0; p < 4; ++p) fragment[p] = bf16x2_mul(fragment_bits(word, p), (p % 2 == 0) ? scale_row_g : scale_row_g8);
 }
 
 __device__ __forceinline__ void store_output(void* out, std::int64_t index, DType dtype, float value) {
@@ -73,26 +65,65 @@ __device__ __forceinline__ void store_output(void* out, std::int64_t index, DTyp
   }
 }
 
+// The lane's 16 activations of one chunk and tile (its NVFP4 block's columns, decode_layout.hpp):
+// the B fragment of MMA block b is words 2b, 2b+1, i.e. .x/.y or .z/.w of half b/2.
+template <int kMTiles>
+struct ActivationChunk {
+  uint4 half[kMTiles][2];
+};
+
+// `rows[tile]` points at the chunk's first uint4 for the lane (64 BF16 columns per chunk = 8 uint4).
+// Rows past M read row M-1 instead (their output columns are never stored), so no predicate is
+// needed except past K.
+template <int kMTiles>
+__device__ __forceinline__ void load_activation_chunk(const uint4* const (&rows)[kMTiles], int offset, bool in_k,
+                                                      ActivationChunk<kMTiles>& out) {
+#pragma unroll
+  for (int tile = 0; tile < kMTiles; ++tile) {
+    out.half[tile][0] = in_k ? __ldg(rows[tile] + offset) : make_uint4(0, 0, 0, 0);
+    out.half[tile][1] = in_k ? __ldg(rows[tile] + offset + 1) : make_uint4(0, 0, 0, 0);
+  }
+}
+
+// One chunk: 4 MMA blocks, each decoded from one code word with the lane's two row scales.
+template <int kMTiles, int kSets>
+__device__ __forceinline__ void compute_chunk(const uint4& code_words, std::uint32_t scale_bytes, const std::uint32_t* scale_table,
+                                              const ActivationChunk<kMTiles>& b, float (&accumulators)[kSets][kMTiles][4]) {
+  // Byte offsets into the 4-byte table entries: (byte << 2) without a separate shift and AND.
+  const char* table = reinterpret_cast<const char*>(scale_table);
+  const std::uint32_t pair_g = *reinterpret_cast<const std::uint32_t*>(table + ((scale_bytes << 2) & 0x3FC));
+  // (byte 1 << 2) as a high multiply, which runs on the FMA pipe instead of the busier ALU.
+  const std::uint32_t pair_g8 = *reinterpret_cast<const std::uint32_t*>(table + (__umulhi(scale_bytes, 1u << 26) & 0x3FC));
+  const std::uint32_t words[4] = {code_words.x, code_words.y, code_words.z, code_words.w};
+#pragma unroll
+  for (int block = 0; block < kBlocksPerChunk; ++block) {
+    // Registers 0 and 2 hold row g, 1 and 3 row g+8 (mma.m16n8k16 A fragment).
+    const std::uint32_t fragment[4] = {bf16x2_mul(fragment_bits(words[block], 0), pair_g),
+                                       bf16x2_mul(fragment_bits(words[block], 1), pair_g8),
+                                       bf16x2_mul(fragment_bits(words[block], 2), pair_g),
+                                       bf16x2_mul(fragment_bits(words[block], 3), pair_g8)};
+#pragma unroll
+    for (int tile = 0; tile < kMTiles; ++tile) {
+      const uint4& half = b.half[tile][block / 2];
+      mma_bf16(accumulators[block % kSets][tile], fragment, block % 2 == 0 ? half.x : half.z, block % 2 == 0 ? half.y : half.w);
+    }
+  }
+}
+
 template <int kMTiles, int kWarpsN, int kWarpsK>
 __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK) decode_gemm_kernel(const DecodeGemmArgs args) {
   constexpr int kThreads = 32 * kWarpsN * kWarpsK;
   constexpr int kCtaRows = kTileRows * kWarpsN;
   constexpr int kCols = kMTiles * 8;
-  // Weight chunks in flight per warp (cp.async ring in shared memory). Deep enough that an SM
-  // keeps ~64 KB of weights in flight (HBM bandwidth x loaded latency), within the smem budget.
-  constexpr int kStages = kMTiles >= 8 ? 2 : kMTiles >= 4 ? 4 : 8;
-  constexpr int kWarps = kWarpsN * kWarpsK;
+  constexpr int kDepth = weight_chunks_in_flight(kMTiles);
+  constexpr bool kPrefetchActivations = prefetch_activations(kMTiles);
   static_assert(kThreads <= 1024 && kThreads >= 32, "CTA size");
-  static_assert(kWarpsK * kCtaRows * (kCols + 1) * 4 + kWarps * kStages * (512 + 64) + 1024 <= 48 * 1024,
-                "partial sums and the copy rings must fit static shared memory");
+  static_assert(kWarpsK * kCtaRows * (kCols + 1) * 4 + 1024 <= 48 * 1024, "partial sums must fit static shared memory");
 
   __shared__ std::uint32_t scale_table[256];  // E4M3 code -> BF16x2 pair (both lanes the scale)
   __shared__ float partial[kWarpsK][kCtaRows][kCols + 1];  // +1: no bank conflicts on the transpose
-  __shared__ uint4 code_stages[kWarps][kStages][32];
-  __shared__ uint2 scale_stages[kWarps][kStages][8];
 
-  // Set up: the E4M3 -> BF16*2^118 table.
-  for (int code = threadIdx.x; code < 256; code += kThreads) scale_table[code] = std::uint32_t(scale_to_bf16_bits(code)) * 0x10001u;
+  for (int code = threadIdx.x; code < 256; code += kThreads) scale_table[code] = scale_to_bf16_bits(code) * 0x10001u;
   __syncthreads();
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -113,90 +144,92 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK) decode_gemm_kernel(con
   if (row_tile < row_tiles) {
     const int chunk_begin = int(std::int64_t(args.chunks) * warp_k / kWarpsK);
     const int chunk_end = int(std::int64_t(args.chunks) * (warp_k + 1) / kWarpsK);
+    // Chunks whose 64 columns all lie inside K run unpredicated; a last partial chunk (K % 64 != 0)
+    // is done separately by the warp that owns it.
+    const int full_chunks = args.k / kChunkK;
+    const int fast_end = min(chunk_end, full_chunks);
     const uint4* codes = static_cast<const uint4*>(args.codes) + (row_tile * args.chunks) * 32 + lane;
-    const uint2* scales = static_cast<const uint2*>(args.scales) + (row_tile * args.chunks) * 8 + group;
-    const std::uint16_t* activations = static_cast<const std::uint16_t*>(args.activations);
-    uint4(&code_ring)[kStages][32] = code_stages[warp];
-    uint2(&scale_ring)[kStages][8] = scale_stages[warp];
-
-    // Issue copies: chunk -> its ring slot. Each lane copies its own 16 code bytes; the first lane
-    // of each group copies the group's 8 scale bytes. Always commit, so group counts stay uniform.
-    const auto issue_chunk = [&](int chunk) {
-      if (chunk < chunk_end) {
-        const int slot = (chunk - chunk_begin) % kStages;
-        copy_async_16(&code_ring[slot][lane], codes + std::int64_t(chunk) * 32);
-        if (thread_in_group == 0) copy_async_8(&scale_ring[slot][group], scales + std::int64_t(chunk) * 8);
-      }
-      commit_copies();
-    };
+    const std::uint16_t* scales = static_cast<const std::uint16_t*>(args.scales) + (row_tile * args.chunks) * 32 + lane;
+    // Lane t reads chunk columns [16t, 16t+16) of its activation row: 2 uint4 per chunk.
+    const uint4* activation_rows[kMTiles];
 #pragma unroll
-    for (int stage = 0; stage < kStages - 1; ++stage) issue_chunk(chunk_begin + stage);
-
-    bool row_valid[kMTiles];  // activation rows past M read as zero
-#pragma unroll
-    for (int tile = 0; tile < kMTiles; ++tile) row_valid[tile] = tile * 8 + group < args.m;
-    // Lane t of a group reads chunk columns [16t, 16t+16) of its activation row (decode_layout.hpp).
-    const std::uint16_t* activation_lane =
-        activations + std::int64_t(group) * args.activation_stride + kChunkColumnOfLane * thread_in_group;
-
-    // The lane's 16 activations of one chunk and tile as 8 words: B fragment of MMA block b is
-    // words (2b, 2b+1). Loaded one chunk ahead into the other of two buffers (ping-pong).
-    using BFragments = std::uint32_t[kMTiles][8];
-    const auto load_activations = [&](int chunk, BFragments& out) {
-      // The lane's columns are one whole NVFP4 block: inside K or not at all.
-      const bool k_valid = chunk < chunk_end && chunk * kChunkK + kChunkColumnOfLane * thread_in_group < args.k;
-#pragma unroll
-      for (int tile = 0; tile < kMTiles; ++tile) {
-        const bool valid = row_valid[tile] && k_valid;
-        const std::uint16_t* source = activation_lane + std::int64_t(tile * 8) * args.activation_stride + chunk * kChunkK;
-        if (args.activations_16b_aligned) {
-          const uint4 low = valid ? __ldg(reinterpret_cast<const uint4*>(source)) : make_uint4(0, 0, 0, 0);
-          const uint4 high = valid ? __ldg(reinterpret_cast<const uint4*>(source + 8)) : make_uint4(0, 0, 0, 0);
-          out[tile][0] = low.x, out[tile][1] = low.y, out[tile][2] = low.z, out[tile][3] = low.w;
-          out[tile][4] = high.x, out[tile][5] = high.y, out[tile][6] = high.z, out[tile][7] = high.w;
-        } else {
-#pragma unroll
-          for (int word = 0; word < 8; ++word)
-            out[tile][word] = valid ? __ldg(reinterpret_cast<const unsigned int*>(source) + word) : 0u;
-        }
-      }
-    };
-    const auto compute_chunk = [&](int chunk, const BFragments& b_fragments) {
-      // kStages-1 + (chunk - chunk_begin) groups are issued; this chunk's is done once at most
-      // kStages-2 are pending.
-      wait_copies<kStages - 2>();
-      // NOTE: one barrier serves two purposes: scale bytes were copied by another lane of the
-      // group, and every lane has finished reading the slot that the next copy overwrites (the
-      // slot read in the previous iteration).
-      __syncwarp();
-      issue_chunk(chunk + kStages - 1);
-      const int slot = (chunk - chunk_begin) % kStages;
-      const uint4 code_words = code_ring[slot][lane];
-      const uint2 scale_words = scale_ring[slot][group];
-      // One scale pair per row for the whole chunk: the lane's NVFP4 block is chunk block t.
-      const std::uint32_t pair_g = scale_table[(scale_words.x >> (8 * thread_in_group)) & 0xFF];
-      const std::uint32_t pair_g8 = scale_table[(scale_words.y >> (8 * thread_in_group)) & 0xFF];
-      const std::uint32_t words[4] = {code_words.x, code_words.y, code_words.z, code_words.w};
-#pragma unroll
-      for (int block = 0; block < kBlocksPerChunk; ++block) {
-        std::uint32_t fragment[4];
-        decode_fragment(words[block], pair_g, pair_g8, fragment);
-#pragma unroll
-        for (int tile = 0; tile < kMTiles; ++tile)
-          mma_bf16(accumulators[block % kSets][tile], fragment, b_fragments[tile][2 * block], b_fragments[tile][2 * block + 1]);
-      }
-    };
-
-    BFragments b_even, b_odd;
-    load_activations(chunk_begin, b_even);
-    for (int chunk = chunk_begin; chunk < chunk_end; chunk += 2) {
-      load_activations(chunk + 1, b_odd);
-      compute_chunk(chunk, b_even);
-      if (chunk + 1 >= chunk_end) break;
-      load_activations(chunk + 2, b_even);
-      compute_chunk(chunk + 1, b_odd);
+    for (int tile = 0; tile < kMTiles; ++tile) {
+      const int row = min(tile * 8 + group, args.m - 1);
+      activation_rows[tile] = reinterpret_cast<const uint4*>(static_cast<const std::uint16_t*>(args.activations) +
+                                                             std::int64_t(row) * args.activation_stride) +
+                              2 * thread_in_group;
     }
-    wait_copies<0>();
+
+    // The weight ring: chunk c sits in slot (c - chunk_begin) % kDepth until it is computed; the
+    // slot is refilled with chunk c + kDepth right after. Activations alternate between two
+    // buffers, loaded one chunk ahead. All indices are compile-time constants, and the pointers
+    // advance once per round so that every load uses a constant offset.
+    const uint4* code_round = codes + std::int64_t(chunk_begin) * 32;
+    const std::uint16_t* scale_round = scales + std::int64_t(chunk_begin) * 32;
+    const uint4* activation_round[kMTiles];
+#pragma unroll
+    for (int tile = 0; tile < kMTiles; ++tile) activation_round[tile] = activation_rows[tile] + std::int64_t(chunk_begin) * 8;
+    uint4 code_ring[kDepth];
+    std::uint32_t scale_ring[kDepth];
+    ActivationChunk<kMTiles> activation_buffers[2];
+#pragma unroll
+    for (int slot = 0; slot < kDepth; ++slot) {
+      if (chunk_begin + slot < fast_end) {
+        code_ring[slot] = load_stream_16(code_round + slot * 32);
+        scale_ring[slot] = load_stream_2(scale_round + slot * 32);
+      }
+    }
+    if (kPrefetchActivations && chunk_begin < fast_end) load_activation_chunk(activation_round, 0, true, activation_buffers[0]);
+
+    // One chunk in ring slot `slot` (kDepth is even, so slot parity is chunk parity within a round).
+    const auto step = [&](const int slot, const bool refill, const bool prefetch_next) {
+      const uint4 code_words = code_ring[slot];
+      const std::uint32_t scale_bytes = scale_ring[slot];
+      if (refill) {
+        code_ring[slot] = load_stream_16(code_round + (slot + kDepth) * 32);
+        scale_ring[slot] = load_stream_2(scale_round + (slot + kDepth) * 32);
+      }
+      if (kPrefetchActivations) {
+        if (prefetch_next) load_activation_chunk(activation_round, (slot + 1) * 8, true, activation_buffers[(slot + 1) % 2]);
+        compute_chunk(code_words, scale_bytes, scale_table, activation_buffers[slot % 2], accumulators);
+      } else {
+        ActivationChunk<kMTiles> activations;
+        load_activation_chunk(activation_round, slot * 8, true, activations);
+        compute_chunk(code_words, scale_bytes, scale_table, activations, accumulators);
+      }
+    };
+    const auto next_round = [&] {
+      code_round += kDepth * 32;
+      scale_round += kDepth * 32;
+#pragma unroll
+      for (int tile = 0; tile < kMTiles; ++tile) activation_round[tile] += kDepth * 8;
+    };
+    static_assert(kDepth % 2 == 0, "activation buffers alternate with the ring slots");
+    int base = chunk_begin;
+    // Steady state: every slot is full and every refill and prefetch is inside the range.
+    for (; base + 2 * kDepth <= fast_end; base += kDepth) {
+#pragma unroll
+      for (int slot = 0; slot < kDepth; ++slot) step(slot, true, true);
+      next_round();
+    }
+    // Drain: the last round(s), with bounds checks.
+    for (; base < fast_end; base += kDepth) {
+#pragma unroll
+      for (int slot = 0; slot < kDepth; ++slot) {
+        const int chunk = base + slot;
+        if (chunk < fast_end) step(slot, chunk + kDepth < fast_end, chunk + 1 < fast_end);
+      }
+      next_round();
+    }
+    if (full_chunks >= chunk_begin && full_chunks < chunk_end) {
+      // The partial chunk: lane t's block is inside K or not at all (K is a multiple of 16).
+      const int chunk = full_chunks;
+      const bool in_k = chunk * kChunkK + kChunkColumnOfLane * thread_in_group < args.k;
+      ActivationChunk<kMTiles> activations;
+      load_activation_chunk(activation_rows, chunk * 8, in_k, activations);
+      compute_chunk(load_stream_16(codes + std::int64_t(chunk) * 32), load_stream_2(scales + std::int64_t(chunk) * 32),
+                    scale_table, activations, accumulators);
+    }
   }
 
   // Reduce the kWarpsK partial sums through shared memory. C fragment: c0,c1 are (row g, cols 2t,
@@ -239,8 +272,8 @@ cudaError_t launch(const DecodeGemmArgs& args, cudaStream_t stream) {
 // The compiled shapes: decode_tuning.cpp's choices plus the alternatives the sweep compares
 // (scripts/decode_shape_sweep.sh). NOTE: keep choose_launch_shape's results in this list.
 #define FP4GEMM_DECODE_SHAPES(X) \
-  X(1, 1, 8) X(1, 2, 4) X(1, 1, 4) X(1, 2, 2) \
-  X(2, 1, 8) X(2, 2, 4) X(2, 2, 2) \
+  X(1, 1, 8) X(1, 1, 4) X(1, 2, 2) X(1, 4, 1) X(1, 2, 4) \
+  X(2, 1, 8) X(2, 1, 4) X(2, 2, 2) X(2, 4, 1) X(2, 2, 4) \
   X(4, 2, 4) X(4, 4, 2) \
   X(8, 2, 4) X(8, 4, 2)
 

@@ -12,9 +12,8 @@ namespace fp4gemm::cuda_decode {
 struct DecodeGemmArgs {
   const void* codes = nullptr;        // decode layout (decode_layout.hpp), device memory
   const void* scales = nullptr;
-  const void* activations = nullptr;  // BF16 [m, activation_stride], device memory
-  std::int64_t activation_stride = 0;
-  bool activations_16b_aligned = false;  // base and row stride allow 16-byte loads
+  const void* activations = nullptr;  // BF16 [m, activation_stride], device memory, 16-byte aligned
+  std::int64_t activation_stride = 0;  // a multiple of 8 elements
   void* out = nullptr;                // [m, out_stride]
   std::int64_t out_stride = 0;
   DType out_dtype = DType::bf16;
