@@ -137,15 +137,18 @@ TEST(CudaDecodeTuning, ShapesCoverEveryM) {
 }
 
 TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEnough) {
-  // The four issue-3 shapes on 132 SMs, M = 1 (the sweep's winners).
-  const auto shape_of = [](std::int64_t n, std::int64_t k) {
-    const LaunchShape shape = choose_launch_shape(1, n, k, 132);
+  // The four issue-3 shapes on 132 SMs (the sweep's winners at M = 1 and M = 16).
+  const auto shape_of = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    const LaunchShape shape = choose_launch_shape(m, n, k, 132);
     return std::pair<int, int>{shape.warps_n, shape.warps_k};
   };
-  EXPECT_EQ(shape_of(28672, 8192), (std::pair<int, int>{1, 4}));   // 128 chunks: 32 per warp
-  EXPECT_EQ(shape_of(12288, 4096), (std::pair<int, int>{2, 2}));   // 64 chunks: 32 per warp, 1536 warps
-  EXPECT_EQ(shape_of(4096, 12288), (std::pair<int, int>{1, 8}));   // 192 chunks: capped at 8 ways
-  EXPECT_EQ(shape_of(4096, 4096), (std::pair<int, int>{1, 8}));    // 256 row tiles: split for warps
+  using Shape = std::pair<int, int>;
+  EXPECT_EQ(shape_of(1, 28672, 8192), (Shape{1, 4}));   // 128 chunks: 32 per warp
+  EXPECT_EQ(shape_of(1, 12288, 4096), (Shape{1, 4}));   // 2-way leaves 1536 warps, under 16 per SM
+  EXPECT_EQ(shape_of(1, 4096, 12288), (Shape{1, 8}));   // 192 chunks: capped at 8 ways
+  EXPECT_EQ(shape_of(1, 4096, 4096), (Shape{1, 8}));    // 256 row tiles: split for warps
+  EXPECT_EQ(shape_of(16, 12288, 4096), (Shape{2, 2}));  // two tiles: 20 resident warps, 11 per SM suffice
+  EXPECT_EQ(shape_of(16, 4096, 4096), (Shape{1, 8}));
 }
 
 }  // namespace

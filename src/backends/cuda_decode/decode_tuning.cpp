@@ -24,12 +24,14 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
   // fill and the reduction; shorter ones leave the ring's latency exposed), then further while the
   // grid has too few warps to keep every SM's loads in flight. CTAs hold at least 4 warps.
   // Measured on the H200 (scripts/decode_shape_sweep.sh, bench/results/2026-11-30-h200-decode-v7.md):
-  // this picks the fastest compiled shape on all four issue-3 shapes at M = 1 and 4.
+  // this picks the fastest compiled shape on all four issue-3 shapes at M = 1 and 16. A 4 x 1 CTA
+  // (no K split) was never fastest, so K is always split at least kMinWarpsK ways.
   const std::int64_t row_tiles = (n + kTileRows - 1) / kTileRows;
   const std::int64_t chunks = (k + kChunkK - 1) / kChunkK;
-  int warps_k = 1;
+  const std::int64_t min_grid_warps = std::int64_t(min_grid_warps_per_sm(shape.m_tiles)) * multiprocessors;
+  int warps_k = kMinWarpsK;
   while (warps_k < kMaxWarpsK && chunks > std::int64_t(kChunksPerWarp) * warps_k) warps_k *= 2;
-  while (warps_k < kMaxWarpsK && row_tiles * warps_k < std::int64_t(kMinWarpsPerSm) * multiprocessors) warps_k *= 2;
+  while (warps_k < kMaxWarpsK && row_tiles * warps_k < min_grid_warps) warps_k *= 2;
   shape.warps_k = warps_k;
   shape.warps_n = warps_k >= kMinCtaWarps ? 1 : kMinCtaWarps / warps_k;
   return shape;

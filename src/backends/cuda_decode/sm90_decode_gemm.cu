@@ -111,7 +111,8 @@ __device__ __forceinline__ void compute_chunk(const uint4& code_words, std::uint
 }
 
 template <int kMTiles, int kWarpsN, int kWarpsK>
-__global__ void __launch_bounds__(32 * kWarpsN * kWarpsK) decode_gemm_kernel(const DecodeGemmArgs args) {
+__global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMTiles) / (kWarpsN * kWarpsK))
+    decode_gemm_kernel(const DecodeGemmArgs args) {
   constexpr int kThreads = 32 * kWarpsN * kWarpsK;
   constexpr int kCtaRows = kTileRows * kWarpsN;
   constexpr int kCols = kMTiles * 8;
@@ -272,8 +273,8 @@ cudaError_t launch(const DecodeGemmArgs& args, cudaStream_t stream) {
 // The compiled shapes: decode_tuning.cpp's choices plus the alternatives the sweep compares
 // (scripts/decode_shape_sweep.sh). NOTE: keep choose_launch_shape's results in this list.
 #define FP4GEMM_DECODE_SHAPES(X) \
-  X(1, 1, 8) X(1, 1, 4) X(1, 2, 2) X(1, 4, 1) X(1, 2, 4) \
-  X(2, 1, 8) X(2, 1, 4) X(2, 2, 2) X(2, 4, 1) X(2, 2, 4) \
+  X(1, 1, 8) X(1, 1, 4) X(1, 2, 2) X(1, 2, 4) \
+  X(2, 1, 8) X(2, 1, 4) X(2, 2, 2) X(2, 2, 4) \
   X(4, 2, 4) X(4, 4, 2) \
   X(8, 2, 4) X(8, 4, 2)
 
