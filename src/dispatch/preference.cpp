@@ -39,12 +39,12 @@ const std::vector<PreferenceRow>& preference_table() {
        {"cublaslt", "cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
        "unmeasured here (no Blackwell GPU): tcgen05 FP4 MMA has 2-4x the BF16 rate and reads 0.5625 B per "
        "weight, so native NVFP4 first; W4A16 needs the BF16 paths"},
-      // NOTE: the crossover is measured: bench/results/2026-11-30-h200-cuda-decode.md.
+      // NOTE: the crossover is measured: bench/results/2026-11-30-h200-decode-v7.md.
       {ArchFamily::sm90,
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
-       "fp4gemm bench on one H200 (2026-11-30): cuda_decode beats cuda_dequant_cublas up to M = 16 "
-       "(12288x4096: M=1 15.0 vs 27.5 us, M=16 21.4 vs 27.2 us; 28672x8192: M=1 57.5 vs 106 us, M=16 77.7 vs "
-       "116 us); cuBLASLt has no NVFP4 on sm_90",
+       "fp4gemm bench on one H200 (2026-11-30, cuda_decode v7): cuda_decode beats cuda_dequant_cublas up to "
+       "M = 16 (12288x4096: M=1 10.4 vs 26.7 us, M=16 13.8 vs 27.2 us; 28672x8192: M=1 38.5 vs 105 us, M=16 "
+       "54.3 vs 117 us); cuBLASLt has no NVFP4 on sm_90",
        16},
       {ArchFamily::sm90,
        {"cuda_dequant_cublas", "cuda_decode", "cpu", "ref"},
