@@ -2,6 +2,8 @@
 // with outputs poisoned before each call and every element checked.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "backends/ref/ref_backend.hpp"
 #include "fp4gemm/error.hpp"
 #include "fp4gemm/format/e2m1.hpp"
@@ -161,6 +163,31 @@ TEST(Registry, WeightFromAnotherBackendIsAClearError) {
   const auto prepared = ref->prepare(operands.weight.view(), probe_cpu());
   PoisonedOutput out = make_poisoned_output(1, 8, DType::f32);
   EXPECT_THROW(cpu->run(operands.activation(), *prepared, 1.0f, out.view, {}), Error);
+}
+
+// The `cpu` backend has two kernels for BF16-exact activations (the AVX512-BF16 one where the CPU
+// has it, the Highway FP32 one elsewhere). The grid above takes whichever this CPU picks; this
+// runs the Highway kernel on the same kinds of problems with the BF16 kernel switched off, and
+// the BF16 kernel past the FP32 kernels' M range (it serves up to 2048 rows).
+TEST(CpuKernelPaths, HighwayKernelServesBf16ActivationsWhenTheBf16KernelIsOff) {
+  auto cpu = make_backend("cpu");
+  setenv("FP4GEMM_CPU_NO_BF16", "1", 1);
+  for (std::int64_t m : {1, 3, 17, 300})
+    for (std::int64_t n : {7, 129})
+      for (std::int64_t k : {16, 48, 4096}) {
+        expect_matches_reference(*cpu, {m, n, k, ActivationType::bf16, DType::f32});
+        expect_matches_reference(*cpu, {m, n, k, ActivationType::nvfp4, DType::f32});
+      }
+  unsetenv("FP4GEMM_CPU_NO_BF16");
+}
+
+TEST(CpuKernelPaths, LargeMWithBf16ActivationsMatchesTheReference) {
+  auto cpu = make_backend("cpu");
+  for (std::int64_t m : {257, 700}) {
+    expect_matches_reference(*cpu, {m, 37, 80, ActivationType::bf16, DType::f32});
+    expect_matches_reference(*cpu, {m, 37, 80, ActivationType::nvfp4, DType::bf16});
+    expect_matches_reference(*cpu, {m, 37, 80, ActivationType::f32, DType::f32});  // SGEMM panels
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(All, HostBackend, ::testing::ValuesIn(host_backends()),

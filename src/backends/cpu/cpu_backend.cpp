@@ -4,8 +4,10 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
+#include "backends/cpu/cpu_bf16_kernels.hpp"
 #include "backends/cpu/cpu_kernels.hpp"
 #include "backends/cpu/cpu_layout.hpp"
 #include "backends/cpu/cpu_tuning.hpp"
@@ -28,13 +30,25 @@ std::uint8_t scale_of(const Nvfp4View& weight, std::int64_t row, std::int64_t bl
   return weight.scales[offset];
 }
 
-// FP32 copy of the activations, [m, padded_k] with zero padding (see cpu_layout.hpp).
+// FP32 copy of the activations, [m, stride] with zero padding (see cpu_layout.hpp).
 std::vector<float> activations_as_f32(const ActivationView& a, std::int64_t stride) {
   const std::int64_t m = a.rows();
   std::vector<float> values(static_cast<std::size_t>(m * stride), 0.0f);
 #pragma omp parallel for schedule(static) if (m * stride >= kParallelMinElements)
   for (std::int64_t row = 0; row < m; ++row) load_activation_row(a, row, values.data() + row * stride);
   return values;
+}
+
+// BF16 copy of activations that BF16 holds exactly (BF16 itself, NVFP4 decoded), [m, stride].
+std::vector<std::uint16_t> activations_as_bf16(const ActivationView& a, std::int64_t stride) {
+  const std::vector<float> values = activations_as_f32(a, stride);
+  std::vector<std::uint16_t> bits(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    std::uint32_t word;
+    std::memcpy(&word, &values[i], 4);
+    bits[i] = std::uint16_t(word >> 16);  // exact: the value came from BF16 or e2m1 x e4m3
+  }
+  return bits;
 }
 
 void store_scaled(const float* accumulators, std::int64_t accumulator_stride, float alpha, const MutableDenseView& out) {
@@ -44,18 +58,34 @@ void store_scaled(const float* accumulators, std::int64_t accumulator_stride, fl
       store_output(out, row, col, alpha * accumulators[row * accumulator_stride + col]);
 }
 
+// BF16 and NVFP4 activations are exact in BF16; FP32 ones are not and take the FP32 kernels.
+bool takes_bf16_kernel(const ActivationView& a, std::int64_t m) {
+  return a.type != ActivationType::f32 && m <= cpu_tuning::kBf16FusedMaxM && cpu_kernels::bf16_kernel_available();
+}
+
 void run_fused(const CpuWeight& weight, const ActivationView& a, float alpha, const MutableDenseView& out) {
-  const std::int64_t stride = padded_k(weight.pairs);
-  const std::vector<float> activations = activations_as_f32(a, stride);
-  std::vector<float> accumulators(static_cast<std::size_t>(out.rows * weight.rows));
-  const std::int64_t tasks = (weight.rows + cpu_tuning::kFusedRowsPerTask - 1) / cpu_tuning::kFusedRowsPerTask;
-#pragma omp parallel for schedule(static) if (tasks > 1)
-  for (std::int64_t task = 0; task < tasks; ++task) {
-    const std::int64_t begin = task * cpu_tuning::kFusedRowsPerTask;
-    const std::int64_t end = std::min(weight.rows, begin + cpu_tuning::kFusedRowsPerTask);
-    cpu_kernels::fused_small_m(weight, activations.data(), out.rows, begin, end, accumulators.data());
+  const std::int64_t stride = weight.padded_k();
+  const bool use_bf16 = takes_bf16_kernel(a, out.rows);
+  std::vector<float> activations;
+  std::vector<std::uint16_t> bf16_activations;
+  if (use_bf16) {
+    bf16_activations = activations_as_bf16(a, stride);
+  } else {
+    activations = activations_as_f32(a, stride);
   }
-  store_scaled(accumulators.data(), weight.rows, alpha, out);
+  std::vector<float> accumulators(static_cast<std::size_t>(out.rows * weight.padded_rows()));
+  const std::int64_t tasks = (weight.tiles + cpu_tuning::kFusedTilesPerTask - 1) / cpu_tuning::kFusedTilesPerTask;
+#pragma omp parallel for schedule(static) if (tasks > 1 && out.rows * weight.rows * weight.cols >= kParallelMinElements)
+  for (std::int64_t task = 0; task < tasks; ++task) {
+    const std::int64_t begin = task * cpu_tuning::kFusedTilesPerTask;
+    const std::int64_t end = std::min(weight.tiles, begin + cpu_tuning::kFusedTilesPerTask);
+    if (use_bf16) {
+      cpu_kernels::fused_small_m_bf16(weight, bf16_activations.data(), out.rows, begin, end, accumulators.data());
+    } else {
+      cpu_kernels::fused_small_m(weight, activations.data(), out.rows, begin, end, accumulators.data());
+    }
+  }
+  store_scaled(accumulators.data(), weight.padded_rows(), alpha, out);
 }
 
 // Large M: decode a panel of weight rows to FP32, then one SGEMM per panel.
@@ -86,8 +116,12 @@ void run_panels(const CpuWeight& weight, const ActivationView& a, float alpha, c
 }  // namespace
 
 std::string CpuBackend::summary() const {
-  return std::string("CPU, SIMD ") + cpu_kernels::active_target() + " (Highway), " + std::to_string(omp_get_max_threads()) +
-         " threads; fused decode for M <= " + std::to_string(cpu_tuning::kFusedMaxM) + ", OpenBLAS SGEMM panels above";
+  return std::string("CPU, SIMD ") + cpu_kernels::active_target() + " (Highway)" +
+         (cpu_kernels::bf16_kernel_available() ? " + AVX512-BF16 for BF16/NVFP4 activations up to M = " +
+                                                     std::to_string(cpu_tuning::kBf16FusedMaxM)
+                                               : std::string()) +
+         ", " + std::to_string(omp_get_max_threads()) + " threads; otherwise fused decode for M <= " +
+         std::to_string(cpu_tuning::kFusedMaxM) + ", OpenBLAS SGEMM panels above";
 }
 
 CheckResult CpuBackend::check_device(const DeviceInfo& device) const {
@@ -111,22 +145,24 @@ std::unique_ptr<PreparedWeight> CpuBackend::prepare(const Nvfp4View& weight, con
   prepared->rows = weight.rows;
   prepared->cols = weight.cols;
   prepared->backend = name();
+  prepared->tiles = (weight.rows + kCpuTileRows - 1) / kCpuTileRows;
+  prepared->groups = (weight.cols + kCpuGroupK - 1) / kCpuGroupK;
+  prepared->data.assign(static_cast<std::size_t>(prepared->tiles * prepared->groups * kCpuGroupBytes), 0);
   const std::int64_t blocks = weight.cols / kBlock;
-  prepared->pairs = (blocks + 1) / 2;
-  prepared->pair_codes.assign(static_cast<std::size_t>(weight.rows * prepared->pairs * kBlock), 0);
-  prepared->block_scales.assign(static_cast<std::size_t>(weight.rows * prepared->pairs * 2), 0);
 #pragma omp parallel for schedule(static) if (weight.rows * weight.cols >= kParallelMinElements)
   for (std::int64_t row = 0; row < weight.rows; ++row) {
     const std::uint8_t* codes = weight.codes + row * (weight.cols / 2);
-    std::uint8_t* pair_codes = prepared->pair_codes.data() + row * prepared->pairs * kBlock;
-    std::uint8_t* scales = prepared->block_scales.data() + row * prepared->pairs * 2;
+    const std::int64_t tile = row / kCpuTileRows, r = row % kCpuTileRows;
     for (std::int64_t block = 0; block < blocks; ++block) {
-      scales[block] = scale_of(weight, row, block);
-      const int shift = (block % 2) * 4;
-      for (std::int64_t element = 0; element < kBlock; ++element) {
-        const std::uint8_t code = e2m1::unpack(codes, block * kBlock + element);
-        pair_codes[(block / 2) * kBlock + element] |= std::uint8_t(code << shift);
-      }
+      // Block b of a group: codes in the low nibbles of bytes 16b.. (b < 2) or the high nibbles of
+      // bytes 16(b-2).. (b >= 2); see cpu_layout.hpp.
+      const std::int64_t group = block / 4, in_group = block % 4;
+      std::uint8_t* group_bytes = const_cast<std::uint8_t*>(prepared->group_data(tile, group));
+      group_bytes[kCpuGroupCodeBytes + 4 * r + in_group] = scale_of(weight, row, block);
+      std::uint8_t* row_codes = group_bytes + 32 * r + kBlock * (in_group % 2);
+      const int shift = in_group < 2 ? 0 : 4;
+      for (std::int64_t element = 0; element < kBlock; ++element)
+        row_codes[element] |= std::uint8_t(e2m1::unpack(codes, block * kBlock + element) << shift);
     }
   }
   return prepared;
@@ -137,7 +173,7 @@ void CpuBackend::run(const ActivationView& a, const PreparedWeight& weight, floa
   validate_gemm(a, weight, out, Memory::host);
   const auto& prepared = prepared_as<CpuWeight>(weight, name());
   if (out.rows == 0 || out.cols == 0) return;
-  if (out.rows <= cpu_tuning::kFusedMaxM) {
+  if (out.rows <= cpu_tuning::kFusedMaxM || takes_bf16_kernel(a, out.rows)) {
     run_fused(prepared, a, alpha, out);
   } else {
     run_panels(prepared, a, alpha, out);

@@ -65,11 +65,12 @@ HWY_INLINE hn::Vec<DF> DecodeE2M1(DF df, hn::Vec<hn::RebindToUnsigned<DF>> codes
 #endif
 }
 
-// One tile: kRows activation rows x kWeightRows weight rows, full K. Decoded weights are kept in
-// registers and reused across the activation rows.
+// One tile: kRows activation rows x kWeightRows weight rows (rows first_row.. of layout tile
+// `tile`, cpu_layout.hpp), full K. Decoded weights are kept in registers and reused across the
+// activation rows.
 template <int kRows, int kWeightRows, class DF>
-HWY_INLINE void FusedTile(DF df, const CpuWeight& weight, const float* activations, std::int64_t activation_stride,
-                          std::int64_t first_weight_row, float* accumulators, std::int64_t accumulator_stride) {
+HWY_INLINE void FusedTile(DF df, const CpuWeight& weight, std::int64_t tile, int first_row, const float* activations,
+                          std::int64_t activation_stride, float* accumulators, std::int64_t accumulator_stride) {
   using V = hn::Vec<DF>;
   const hn::RebindToUnsigned<DF> du;
   const hn::Rebind<std::uint8_t, DF> d8;
@@ -80,66 +81,65 @@ HWY_INLINE void FusedTile(DF df, const CpuWeight& weight, const float* activatio
   for (int m = 0; m < kRows; ++m)
     for (int r = 0; r < kWeightRows; ++r) sums[m][r] = hn::Zero(df);
 
-  const std::uint8_t* codes[kWeightRows];
-  const std::uint8_t* scales[kWeightRows];
-  for (int r = 0; r < kWeightRows; ++r) {
-    codes[r] = weight.pair_codes.data() + (first_weight_row + r) * weight.pairs * kBlock;
-    scales[r] = weight.block_scales.data() + (first_weight_row + r) * weight.pairs * 2;
-  }
-
-  for (std::int64_t pair = 0; pair < weight.pairs; ++pair) {
-    for (std::size_t lane0 = 0; lane0 < std::size_t(kBlock); lane0 += lanes) {
-      // Decode: low nibbles are block 2p, high nibbles block 2p+1, both in element order.
-      V low[kWeightRows], high[kWeightRows];
-      for (int r = 0; r < kWeightRows; ++r) {
-        const auto raw = hn::PromoteTo(du, hn::LoadU(d8, codes[r] + pair * kBlock + lane0));
-        low[r] = hn::Mul(DecodeE2M1(df, LowNibble(du, raw)), hn::Set(df, scale_table[scales[r][2 * pair]]));
-        high[r] = hn::Mul(DecodeE2M1(df, hn::ShiftRight<4>(raw)), hn::Set(df, scale_table[scales[r][2 * pair + 1]]));
-      }
-      // Multiply: each activation vector is loaded once and meets every decoded weight row.
-      for (int m = 0; m < kRows; ++m) {
-        const float* a = activations + m * activation_stride + pair * 2 * kBlock + lane0;
-        const V a_low = hn::LoadU(df, a);
-        const V a_high = hn::LoadU(df, a + kBlock);
+  for (std::int64_t group = 0; group < weight.groups; ++group) {
+    const std::uint8_t* codes = weight.group_data(tile, group);
+    const std::uint8_t* scales = codes + kCpuGroupCodeBytes;
+    // Bytes [16h, 16h + 16) of a row: block h in the low nibbles, block 2 + h in the high ones.
+    for (int half = 0; half < 2; ++half) {
+      for (std::size_t lane0 = 0; lane0 < std::size_t(kBlock); lane0 += lanes) {
+        V low[kWeightRows], high[kWeightRows];
         for (int r = 0; r < kWeightRows; ++r) {
-          sums[m][r] = hn::MulAdd(low[r], a_low, sums[m][r]);
-          sums[m][r] = hn::MulAdd(high[r], a_high, sums[m][r]);
+          const int row = first_row + r;
+          const auto raw = hn::PromoteTo(du, hn::LoadU(d8, codes + 32 * row + kBlock * half + lane0));
+          low[r] = hn::Mul(DecodeE2M1(df, LowNibble(du, raw)), hn::Set(df, scale_table[scales[4 * row + half]]));
+          high[r] = hn::Mul(DecodeE2M1(df, hn::ShiftRight<4>(raw)), hn::Set(df, scale_table[scales[4 * row + 2 + half]]));
+        }
+        // Multiply: each activation vector is loaded once and meets every decoded weight row.
+        for (int m = 0; m < kRows; ++m) {
+          const float* a = activations + m * activation_stride + group * kCpuGroupK + kBlock * half + lane0;
+          const V a_low = hn::LoadU(df, a);
+          const V a_high = hn::LoadU(df, a + 2 * kBlock);
+          for (int r = 0; r < kWeightRows; ++r) {
+            sums[m][r] = hn::MulAdd(low[r], a_low, sums[m][r]);
+            sums[m][r] = hn::MulAdd(high[r], a_high, sums[m][r]);
+          }
         }
       }
     }
   }
+  const std::int64_t first_output = tile * kCpuTileRows + first_row;
   for (int m = 0; m < kRows; ++m)
     for (int r = 0; r < kWeightRows; ++r)
-      accumulators[m * accumulator_stride + first_weight_row + r] = hn::GetLane(hn::SumOfLanes(df, sums[m][r]));
+      accumulators[m * accumulator_stride + first_output + r] = hn::GetLane(hn::SumOfLanes(df, sums[m][r]));
 }
 
 template <int kWeightRows, class DF>
-HWY_INLINE void FusedWeightTile(DF df, const CpuWeight& weight, const float* activations, std::int64_t rows,
-                                std::int64_t stride, std::int64_t first_weight_row, float* accumulators) {
+HWY_INLINE void FusedWeightTile(DF df, const CpuWeight& weight, std::int64_t tile, int first_row, const float* activations,
+                                std::int64_t rows, float* accumulators) {
   constexpr int kTile = cpu_tuning::kFusedActivationRowsPerTile;
   static_assert(kTile == 4, "the switch below unrolls tiles of up to 4 activation rows");
+  const std::int64_t stride = weight.padded_k(), out_stride = weight.padded_rows();
   for (std::int64_t m = 0; m < rows; m += kTile) {
     const float* a = activations + m * stride;
-    float* out = accumulators + m * weight.rows;
+    float* out = accumulators + m * out_stride;
     switch (std::min<std::int64_t>(kTile, rows - m)) {
-      case 1: FusedTile<1, kWeightRows>(df, weight, a, stride, first_weight_row, out, weight.rows); break;
-      case 2: FusedTile<2, kWeightRows>(df, weight, a, stride, first_weight_row, out, weight.rows); break;
-      case 3: FusedTile<3, kWeightRows>(df, weight, a, stride, first_weight_row, out, weight.rows); break;
-      default: FusedTile<4, kWeightRows>(df, weight, a, stride, first_weight_row, out, weight.rows); break;
+      case 1: FusedTile<1, kWeightRows>(df, weight, tile, first_row, a, stride, out, out_stride); break;
+      case 2: FusedTile<2, kWeightRows>(df, weight, tile, first_row, a, stride, out, out_stride); break;
+      case 3: FusedTile<3, kWeightRows>(df, weight, tile, first_row, a, stride, out, out_stride); break;
+      default: FusedTile<4, kWeightRows>(df, weight, tile, first_row, a, stride, out, out_stride); break;
     }
   }
 }
 
-// Weight tiles outermost: a tile's codes (kWeightRowsPerTile x K/2 bytes) stay in L1 while every
-// activation tile passes over them, so the weight streams from memory once per call.
-void FusedSmallM(const CpuWeight& weight, const float* activations, std::int64_t rows, std::int64_t row_begin,
-                 std::int64_t row_end, float* accumulators) {
+// Weight tiles outermost: a tile's codes (4 rows x K/2 bytes) stay in L1 while every activation
+// tile passes over them, so the weight streams from memory once per call.
+void FusedSmallM(const CpuWeight& weight, const float* activations, std::int64_t rows, std::int64_t tile_begin,
+                 std::int64_t tile_end, float* accumulators) {
   const hn::ScalableTag<float> df;
-  const std::int64_t stride = padded_k(weight.pairs);
-  std::int64_t row = row_begin;
-  for (; row + kWeightRowsPerTile <= row_end; row += kWeightRowsPerTile)
-    FusedWeightTile<kWeightRowsPerTile>(df, weight, activations, rows, stride, row, accumulators);
-  for (; row < row_end; ++row) FusedWeightTile<1>(df, weight, activations, rows, stride, row, accumulators);
+  static_assert(kCpuTileRows % kWeightRowsPerTile == 0, "register tiles split a layout tile evenly");
+  for (std::int64_t tile = tile_begin; tile < tile_end; ++tile)
+    for (int first_row = 0; first_row < kCpuTileRows; first_row += kWeightRowsPerTile)
+      FusedWeightTile<kWeightRowsPerTile>(df, weight, tile, first_row, activations, rows, accumulators);
 }
 
 void DecodeRows(const CpuWeight& weight, std::int64_t row_begin, std::int64_t row_end, float* out) {
@@ -148,20 +148,23 @@ void DecodeRows(const CpuWeight& weight, std::int64_t row_begin, std::int64_t ro
   const hn::Rebind<std::uint8_t, decltype(df)> d8;
   const std::size_t lanes = hn::Lanes(df);
   const float* scale_table = e4m3::decode_table();
-  const std::int64_t k = weight.cols, blocks = k / kBlock;
+  const std::int64_t k = weight.cols;
   for (std::int64_t row = row_begin; row < row_end; ++row) {
-    const std::uint8_t* codes = weight.pair_codes.data() + row * weight.pairs * kBlock;
-    const std::uint8_t* scales = weight.block_scales.data() + row * weight.pairs * 2;
+    const std::int64_t tile = row / kCpuTileRows, r = row % kCpuTileRows;
     float* destination = out + (row - row_begin) * k;
-    for (std::int64_t pair = 0; pair < weight.pairs; ++pair) {
-      const auto low_scale = hn::Set(df, scale_table[scales[2 * pair]]);
-      const auto high_scale = hn::Set(df, scale_table[scales[2 * pair + 1]]);
-      const bool has_high_block = 2 * pair + 1 < blocks;  // the padding block is not stored
-      for (std::size_t lane0 = 0; lane0 < std::size_t(kBlock); lane0 += lanes) {
-        const auto raw = hn::PromoteTo(du, hn::LoadU(d8, codes + pair * kBlock + lane0));
-        float* low_out = destination + pair * 2 * kBlock + lane0;
-        hn::StoreU(hn::Mul(DecodeE2M1(df, hn::And(raw, hn::Set(du, 15u))), low_scale), df, low_out);
-        if (has_high_block) hn::StoreU(hn::Mul(DecodeE2M1(df, hn::ShiftRight<4>(raw)), high_scale), df, low_out + kBlock);
+    for (std::int64_t group = 0; group < weight.groups; ++group) {
+      const std::uint8_t* codes = weight.group_data(tile, group) + 32 * r;
+      const std::uint8_t* scales = weight.group_data(tile, group) + kCpuGroupCodeBytes + 4 * r;
+      for (int half = 0; half < 2; ++half) {
+        // K is a multiple of 16, so a block is stored whole or is padding past K.
+        const std::int64_t low_k = group * kCpuGroupK + kBlock * half, high_k = low_k + 2 * kBlock;
+        const auto low_scale = hn::Set(df, scale_table[scales[half]]);
+        const auto high_scale = hn::Set(df, scale_table[scales[2 + half]]);
+        for (std::size_t lane0 = 0; lane0 < std::size_t(kBlock); lane0 += lanes) {
+          const auto raw = hn::PromoteTo(du, hn::LoadU(d8, codes + kBlock * half + lane0));
+          if (low_k < k) hn::StoreU(hn::Mul(DecodeE2M1(df, hn::And(raw, hn::Set(du, 15u))), low_scale), df, destination + low_k + lane0);
+          if (high_k < k) hn::StoreU(hn::Mul(DecodeE2M1(df, hn::ShiftRight<4>(raw)), high_scale), df, destination + high_k + lane0);
+        }
       }
     }
   }
@@ -181,9 +184,9 @@ HWY_EXPORT(FusedSmallM);
 HWY_EXPORT(DecodeRows);
 HWY_EXPORT(TargetName);
 
-void fused_small_m(const CpuWeight& weight, const float* activations, std::int64_t rows, std::int64_t row_begin,
-                   std::int64_t row_end, float* accumulators) {
-  HWY_DYNAMIC_DISPATCH(FusedSmallM)(weight, activations, rows, row_begin, row_end, accumulators);
+void fused_small_m(const CpuWeight& weight, const float* activations, std::int64_t rows, std::int64_t tile_begin,
+                   std::int64_t tile_end, float* accumulators) {
+  HWY_DYNAMIC_DISPATCH(FusedSmallM)(weight, activations, rows, tile_begin, tile_end, accumulators);
 }
 
 void decode_rows(const CpuWeight& weight, std::int64_t row_begin, std::int64_t row_end, float* out) {

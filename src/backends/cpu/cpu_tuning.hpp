@@ -18,8 +18,14 @@ inline constexpr int kFusedActivationRowsPerTile = 4;
 inline constexpr int kFusedWeightRowsPerTileWide = 4;    // 16 accumulators + 8 weights + 2 activations
 inline constexpr int kFusedWeightRowsPerTileNarrow = 2;  // 8 accumulators + 4 weights + 2 activations
 
-// Weight rows one thread takes at a time in the fused kernel (a multiple of both tile widths).
-inline constexpr std::int64_t kFusedRowsPerTask = 64;
+// Layout tiles (4 weight rows each) one thread takes at a time in the fused kernels.
+inline constexpr std::int64_t kFusedTilesPerTask = 16;
+
+// Up to this M, BF16-exact activations (BF16, NVFP4) go to the AVX512-BF16 kernel
+// (cpu_bf16_kernels.hpp) when the CPU has it, instead of the two paths above. Measured on
+// 12288x4096 (bench/results/2026-11-30-cpu-bf16.md): faster than both at every M measured, from
+// 0.6 ms at M = 1 to 1.37x OpenBLAS at M = 2048, where its activation re-reads start to tell.
+inline constexpr std::int64_t kBf16FusedMaxM = 2048;
 
 // Weight rows decoded to FP32 per SGEMM call in the panel path: 256 rows x K=4096 x 4 B = 4 MiB.
 inline constexpr std::int64_t kPanelRows = 256;
