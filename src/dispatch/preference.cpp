@@ -43,13 +43,13 @@ const std::vector<PreferenceRow>& preference_table() {
       {ArchFamily::sm90,
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
        "fp4gemm bench on one H200 (2026-11-30, cuda_decode v7): cuda_decode beats cuda_dequant_cublas up to "
-       "M = 16 (12288x4096: M=1 10.4 vs 26.7 us, M=16 13.8 vs 27.2 us; 28672x8192: M=1 38.5 vs 105 us, M=16 "
-       "54.3 vs 117 us); cuBLASLt has no NVFP4 on sm_90",
-       16},
+       "M = 32 (12288x4096: M=1 10.4 vs 26.7 us, M=16 13.6 vs 27.7, M=24 26.7 vs 28.0, M=32 28.5 vs 28.2; "
+       "28672x8192: M=1 38.5 vs 105, M=16 53.6 vs 109, M=32 100 vs 112); cuBLASLt has no NVFP4 on sm_90",
+       32},
       {ArchFamily::sm90,
        {"cuda_dequant_cublas", "cuda_decode", "cpu", "ref"},
-       "fp4gemm bench on one H200 (2026-11-30): from M = 24 dequantize + cuBLAS BF16 wins (12288x4096: M=24 "
-       "28.3 vs 31.4 us, M=64 28.2 vs 48.4 us; 28672x8192: M=24 110 vs 133 us)"},
+       "fp4gemm bench on one H200 (2026-11-30, cuda_decode v7): from M = 48 dequantize + cuBLAS BF16 wins "
+       "(12288x4096: M=48 28.2 vs 43.3 us, M=64 27.9 vs 45.8; 28672x8192: M=48 117 vs 182)"},
       {ArchFamily::sm8x,
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
        "unmeasured: same reasoning as SM 9.0 (small M is weight-bandwidth bound, large M is BF16-compute bound)"},

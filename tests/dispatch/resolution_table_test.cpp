@@ -130,13 +130,13 @@ TEST(ResolutionTable, HostBackendsCloseEveryGpuOrderAndAreCheckedOnTheHost) {
   EXPECT_EQ(cpu->checked_on.rfind("cpu:", 0), 0u) << "host backends are checked on the CPU: " << cpu->checked_on;
 }
 
-// The measured H200 crossover: the decode kernel up to M = 16, dequantize + cuBLAS from M = 17.
-TEST(ResolutionTable, Sm90SwitchesFromTheDecodeKernelToCublasAboveMSixteen) {
+// The measured H200 crossover: the decode kernel up to M = 32, dequantize + cuBLAS from M = 33.
+TEST(ResolutionTable, Sm90SwitchesFromTheDecodeKernelToCublasAboveMThirtyTwo) {
   Runner runner(simulated_options(simulated_gpu(9, 0)));
-  for (std::int64_t m : {1, 4, 8, 16}) {
+  for (std::int64_t m : {1, 4, 8, 16, 24, 32}) {
     EXPECT_EQ(runner.explain({m, 12288, 4096, ActivationType::bf16, DType::bf16}).choice, "cuda_decode") << m;
   }
-  for (std::int64_t m : {17, 24, 64, 4096}) {
+  for (std::int64_t m : {33, 48, 64, 4096}) {
     EXPECT_EQ(runner.explain({m, 12288, 4096, ActivationType::bf16, DType::bf16}).choice, "cuda_dequant_cublas") << m;
   }
 }
