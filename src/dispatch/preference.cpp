@@ -43,8 +43,8 @@ const std::vector<PreferenceRow>& preference_table() {
       {ArchFamily::sm90,
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
        "fp4gemm bench on one H200 (2026-11-30, cuda_decode v7): cuda_decode beats cuda_dequant_cublas up to "
-       "M = 32 (12288x4096: M=1 10.4 vs 26.7 us, M=16 13.6 vs 27.7, M=24 26.7 vs 28.0, M=32 28.5 vs 28.2; "
-       "28672x8192: M=1 38.5 vs 105, M=16 53.6 vs 109, M=32 100 vs 112); cuBLASLt has no NVFP4 on sm_90",
+       "M = 32 (12288x4096: M=1 10.4 vs 26.7 us, M=16 13.6 vs 27.7, M=32 20.8 vs 28.2; 28672x8192: M=1 38.5 "
+       "vs 105, M=16 53.6 vs 109, M=32 89.6 vs 112); cuBLASLt has no NVFP4 on sm_90",
        32},
       {ArchFamily::sm90,
        {"cuda_dequant_cublas", "cuda_decode", "cpu", "ref"},

@@ -149,6 +149,9 @@ TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEn
   EXPECT_EQ(shape_of(1, 4096, 4096), (Shape{1, 8}));    // 256 row tiles: split for warps
   EXPECT_EQ(shape_of(16, 12288, 4096), (Shape{2, 2}));  // two tiles: 20 resident warps, 11 per SM suffice
   EXPECT_EQ(shape_of(16, 4096, 4096), (Shape{1, 8}));
+  EXPECT_EQ(shape_of(24, 28672, 8192), (Shape{1, 4}));  // four tiles follow the same rule
+  EXPECT_EQ(shape_of(32, 12288, 4096), (Shape{2, 2}));
+  EXPECT_EQ(shape_of(64, 12288, 4096), (Shape{2, 4}));  // eight tiles: a fixed shape
 }
 
 }  // namespace

@@ -13,8 +13,8 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
   LaunchShape shape;
   const std::int64_t tiles_needed = (m + 7) / 8;
   shape.m_tiles = tiles_needed <= 1 ? 1 : tiles_needed <= 2 ? 2 : tiles_needed <= 4 ? 4 : 8;
-  if (shape.m_tiles > 2) {
-    // M > 16 is cuBLAS's range on SM 9.0 (auto does not pick this kernel there); 2 x 4 was fastest
+  if (shape.m_tiles > 4) {
+    // M > 32 is cuBLAS's range on SM 9.0 (auto does not pick this kernel there); 2 x 4 was fastest
     // for 8 tiles in the sweep of bench/results/2026-11-30-h200-cuda-decode.md.
     shape.warps_n = 2;
     shape.warps_k = 4;
@@ -24,7 +24,8 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
   // fill and the reduction; shorter ones leave the ring's latency exposed), then further while the
   // grid has too few warps to keep every SM's loads in flight. CTAs hold at least 4 warps.
   // Measured on the H200 (scripts/decode_shape_sweep.sh, bench/results/2026-11-30-h200-decode-v7.md):
-  // this picks the fastest compiled shape on all four issue-3 shapes at M = 1 and 16. A 4 x 1 CTA
+  // this picks the fastest compiled shape on all four issue-3 shapes at M = 1 and 16, and on
+  // 12288x4096 and 28672x8192 at M = 24 and 32 (4 tiles). A 4 x 1 CTA
   // (no K split) was never fastest, so K is always split at least kMinWarpsK ways.
   const std::int64_t row_tiles = (n + kTileRows - 1) / kTileRows;
   const std::int64_t chunks = (k + kChunkK - 1) / kChunkK;

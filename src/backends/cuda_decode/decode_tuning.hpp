@@ -15,13 +15,14 @@ constexpr int weight_chunks_in_flight(int m_tiles) { return m_tiles <= 2 ? 4 : 2
 
 // For one activation tile, occupancy beats prefetching activations: without the second buffer
 // the kernel fits 80 registers, so 24 warps per SM are resident instead of 20 (measured: 12288 x
-// 4096, M = 1, 11.5 -> 10.4 us). With two tiles the prefetch is kept (80 registers would spill).
-constexpr bool prefetch_activations(int m_tiles) { return m_tiles == 2; }
+// 4096, M = 1, 11.5 -> 10.4 us). With two and four tiles the prefetch is kept (80 registers would
+// spill; for four tiles it took M = 24 from 25.8 to 19.4 us on 12288 x 4096, 92 to 82 on 28672 x 8192).
+constexpr bool prefetch_activations(int m_tiles) { return m_tiles == 2 || m_tiles == 4; }
 
 // Warps per SM the register allocation must leave room for (__launch_bounds__' minimum CTAs).
 constexpr int min_resident_warps(int m_tiles) { return m_tiles == 1 ? 24 : 0; }
 
-// The CTA shape rule for M <= 16 (decode_tuning.cpp): chunks each warp should stream, the fewest
+// The CTA shape rule for M <= 32 (decode_tuning.cpp): chunks each warp should stream, the fewest
 // warps per SM the grid should offer, CTA size bounds. Fitted to the H200 sweep (bench/results/).
 inline constexpr int kChunksPerWarp = 32;
 constexpr int min_grid_warps_per_sm(int m_tiles) { return m_tiles == 1 ? 16 : 11; }  // ~2/3 of the resident warps

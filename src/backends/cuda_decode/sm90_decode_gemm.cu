@@ -275,7 +275,7 @@ cudaError_t launch(const DecodeGemmArgs& args, cudaStream_t stream) {
 #define FP4GEMM_DECODE_SHAPES(X) \
   X(1, 1, 8) X(1, 1, 4) X(1, 2, 2) X(1, 2, 4) \
   X(2, 1, 8) X(2, 1, 4) X(2, 2, 2) X(2, 2, 4) \
-  X(4, 2, 4) X(4, 4, 2) \
+  X(4, 1, 8) X(4, 1, 4) X(4, 2, 2) X(4, 2, 4) \
   X(8, 2, 4) X(8, 4, 2)
 
 }  // namespace
