@@ -157,7 +157,7 @@ std::unique_ptr<PreparedWeight> CpuBackend::prepare(const Nvfp4View& weight, con
       // Block b of a group: codes in the low nibbles of bytes 16b.. (b < 2) or the high nibbles of
       // bytes 16(b-2).. (b >= 2); see cpu_layout.hpp.
       const std::int64_t group = block / 4, in_group = block % 4;
-      std::uint8_t* group_bytes = const_cast<std::uint8_t*>(prepared->group_data(tile, group));
+      std::uint8_t* group_bytes = prepared->group_data(tile, group);
       group_bytes[kCpuGroupCodeBytes + 4 * r + in_group] = scale_of(weight, row, block);
       std::uint8_t* row_codes = group_bytes + 32 * r + kBlock * (in_group % 2);
       const int shift = in_group < 2 ? 0 : 4;

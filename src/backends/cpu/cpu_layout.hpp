@@ -32,6 +32,9 @@ struct CpuWeight final : PreparedWeight {
   const std::uint8_t* group_data(std::int64_t tile, std::int64_t group) const {
     return data.data() + (tile * groups + group) * kCpuGroupBytes;
   }
+  std::uint8_t* group_data(std::int64_t tile, std::int64_t group) {
+    return data.data() + (tile * groups + group) * kCpuGroupBytes;
+  }
   // Elements of K the groups cover (K rounded up to 64): the activation row stride the kernels use.
   std::int64_t padded_k() const { return groups * kCpuGroupK; }
   // Weight rows including the padding of the last tile: the accumulator row stride.

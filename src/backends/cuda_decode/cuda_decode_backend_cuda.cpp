@@ -124,7 +124,7 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
     cuda::check_device_pointer(a.nvfp4.codes, prepared.device, "cuda_decode: activation codes");
     cuda::check_device_pointer(a.nvfp4.scales, prepared.device, "cuda_decode: activation scales");
     staged = std::make_unique<cuda::StreamBuffer>(static_cast<std::size_t>(problem.m * problem.k) * 2, stream,
-                                                       "cuda_decode: BF16 copy of the NVFP4 activations");
+                                                  "cuda_decode: BF16 copy of the NVFP4 activations");
     dequant_cublas::DeviceNvfp4 source;
     source.codes = a.nvfp4.codes;
     source.scales = a.nvfp4.scales;
@@ -141,7 +141,7 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
     // stride must keep 16-byte alignment; other views are copied into a packed buffer first.
     if (reinterpret_cast<std::uintptr_t>(activations) % 16 != 0 || activation_stride % 8 != 0) {
       staged = std::make_unique<cuda::StreamBuffer>(static_cast<std::size_t>(problem.m * problem.k) * 2, stream,
-                                                         "cuda_decode: aligned copy of the BF16 activations");
+                                                    "cuda_decode: aligned copy of the BF16 activations");
       cuda::check_cuda(cudaMemcpy2DAsync(staged->data(), std::size_t(problem.k) * 2, activations,
                                          std::size_t(activation_stride) * 2, std::size_t(problem.k) * 2,
                                          std::size_t(problem.m), cudaMemcpyDeviceToDevice, stream),
