@@ -39,14 +39,20 @@ std::vector<float> activations_as_f32(const ActivationView& a, std::int64_t stri
   return values;
 }
 
-// BF16 copy of activations that BF16 holds exactly (BF16 itself, NVFP4 decoded), [m, stride].
+// BF16 copy of activations that BF16 holds exactly (BF16 itself, NVFP4 decoded), [m, stride],
+// zero padded. Converted row by row, so no FP32 copy of the whole matrix is made.
 std::vector<std::uint16_t> activations_as_bf16(const ActivationView& a, std::int64_t stride) {
-  const std::vector<float> values = activations_as_f32(a, stride);
-  std::vector<std::uint16_t> bits(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    std::uint32_t word;
-    std::memcpy(&word, &values[i], 4);
-    bits[i] = std::uint16_t(word >> 16);  // exact: the value came from BF16 or e2m1 x e4m3
+  const std::int64_t m = a.rows();
+  std::vector<std::uint16_t> bits(static_cast<std::size_t>(m * stride), 0);
+#pragma omp parallel for schedule(static) if (m * stride >= kParallelMinElements)
+  for (std::int64_t row = 0; row < m; ++row) {
+    std::vector<float> values(static_cast<std::size_t>(a.cols()));
+    load_activation_row(a, row, values.data());
+    for (std::size_t col = 0; col < values.size(); ++col) {
+      std::uint32_t word;
+      std::memcpy(&word, &values[col], 4);
+      bits[static_cast<std::size_t>(row * stride) + col] = std::uint16_t(word >> 16);  // exact: from BF16 or e2m1 x e4m3
+    }
   }
   return bits;
 }
@@ -63,9 +69,8 @@ bool takes_bf16_kernel(const ActivationView& a, std::int64_t m) {
   return a.type != ActivationType::f32 && m <= cpu_tuning::kBf16FusedMaxM && cpu_kernels::bf16_kernel_available();
 }
 
-void run_fused(const CpuWeight& weight, const ActivationView& a, float alpha, const MutableDenseView& out) {
+void run_fused(const CpuWeight& weight, const ActivationView& a, float alpha, const MutableDenseView& out, bool use_bf16) {
   const std::int64_t stride = weight.padded_k();
-  const bool use_bf16 = takes_bf16_kernel(a, out.rows);
   std::vector<float> activations;
   std::vector<std::uint16_t> bf16_activations;
   if (use_bf16) {
@@ -173,8 +178,9 @@ void CpuBackend::run(const ActivationView& a, const PreparedWeight& weight, floa
   validate_gemm(a, weight, out, Memory::host);
   const auto& prepared = prepared_as<CpuWeight>(weight, name());
   if (out.rows == 0 || out.cols == 0) return;
-  if (out.rows <= cpu_tuning::kFusedMaxM || takes_bf16_kernel(a, out.rows)) {
-    run_fused(prepared, a, alpha, out);
+  const bool use_bf16 = takes_bf16_kernel(a, out.rows);
+  if (out.rows <= cpu_tuning::kFusedMaxM || use_bf16) {
+    run_fused(prepared, a, alpha, out, use_bf16);
   } else {
     run_panels(prepared, a, alpha, out);
   }
