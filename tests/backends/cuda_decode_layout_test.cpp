@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
+#include <set>
 
+#include "backends/cuda_decode/activation_pack_layout.hpp"
 #include "backends/cuda_decode/decode_bits.hpp"
 #include "backends/cuda_decode/decode_layout.hpp"
 #include "backends/cuda_decode/decode_tuning.hpp"
@@ -56,14 +59,23 @@ void expect_layout_decodes_to(const Nvfp4Matrix& weight) {
   const std::vector<float> expected = weight.dequantize(false);
   ASSERT_EQ(layout.row_tiles, (weight.rows + 15) / 16);
   ASSERT_EQ(layout.chunks, (weight.cols + 63) / 64);
+  ASSERT_EQ(layout.row_blocks, (weight.rows + 127) / 128);
+  ASSERT_EQ(layout.records.size(), std::size_t(layout.row_blocks * layout.chunks * kRecordBytes));
+  // Every byte of the padding tiles (rows past the last tile, up to 128) is zero.
+  for (std::int64_t tile = layout.row_tiles; tile < layout.row_blocks * kTilesPerBlock; ++tile)
+    for (std::int64_t chunk = 0; chunk < layout.chunks; ++chunk)
+      for (int lane = 0; lane < 32; ++lane) {
+        for (int byte = 0; byte < 16; ++byte) ASSERT_EQ(layout.records[std::size_t(code_offset(tile, chunk, layout.chunks, lane) + byte)], 0);
+        for (int byte = 0; byte < 2; ++byte) ASSERT_EQ(layout.records[std::size_t(scale_offset(tile, chunk, layout.chunks, lane) + byte)], 0);
+      }
   for (std::int64_t tile = 0; tile < layout.row_tiles; ++tile) {
     for (std::int64_t chunk = 0; chunk < layout.chunks; ++chunk) {
       for (int lane = 0; lane < 32; ++lane) {
         const int g = lane / 4, t = lane % 4;
-        const std::uint8_t* scale_bytes = layout.scales.data() + ((tile * layout.chunks + chunk) * 32 + lane) * 2;
+        const std::uint8_t* scale_bytes = layout.records.data() + scale_offset(tile, chunk, layout.chunks, lane);
         for (int block = 0; block < 4; ++block) {
           std::uint32_t word;
-          std::memcpy(&word, layout.codes.data() + ((tile * layout.chunks + chunk) * 32 + lane) * 16 + block * 4, 4);
+          std::memcpy(&word, layout.records.data() + code_offset(tile, chunk, layout.chunks, lane) + block * 4, 4);
           for (int p = 0; p < 4; ++p) {
             const int row = g + (p % 2) * 8;  // registers 1 and 3 hold row g+8
             // Lane t works on the chunk's NVFP4 block t only: one scale per row per chunk.
@@ -100,8 +112,7 @@ TEST(CudaDecodeLayout, SwizzledScalesGiveTheSameLayout) {
   swizzled.scales = scale_layout::to_swizzled(linear.scales.data(), 130, 96);
   swizzled.scale_layout = ScaleLayout::swizzled_128x4;
   const DecodeLayout a = make_decode_layout(linear.view()), b = make_decode_layout(swizzled.view());
-  EXPECT_EQ(a.codes, b.codes);
-  EXPECT_EQ(a.scales, b.scales);
+  EXPECT_EQ(a.records, b.records);
 }
 
 TEST(CudaDecodeLayout, EveryCodeAndScaleSurvivesTheDecodeTrickExactly) {
@@ -152,6 +163,76 @@ TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEn
   EXPECT_EQ(shape_of(24, 28672, 8192), (Shape{1, 4}));  // four tiles follow the same rule
   EXPECT_EQ(shape_of(32, 12288, 4096), (Shape{2, 2}));
   EXPECT_EQ(shape_of(64, 12288, 4096), (Shape{2, 4}));  // eight tiles: a fixed shape
+}
+
+
+// The packed activations (activation_pack_layout.hpp) fill each chunk exactly once, and k-slot s of
+// MMA block b holds the chunk column the weight layout puts in that slot (decode_layout.hpp:
+// slots 2t, 2t+1, 2t+8, 2t+9 of block b are columns 16t + 4b + {0, 1, 2, 3}).
+TEST(CudaDecodeActivationPack, EveryTokenAndColumnHasItsOwnSlotInTheWeightsKOrder) {
+  for (int tokens : {16, 32, 64}) {
+    std::set<int> offsets;
+    for (int token = 0; token < tokens; ++token) {
+      for (int column = 0; column < kChunkK; ++column) {
+        const int offset = packed_offset(tokens, token, column);
+        ASSERT_EQ(offset % 2, 0);
+        ASSERT_GE(offset, 0);
+        ASSERT_LT(offset, packed_chunk_bytes(tokens));
+        ASSERT_TRUE(offsets.insert(offset).second) << "token " << token << " column " << column;
+        // Decompose as the wgmma descriptor reads it: block, token group (256 B), k-half (128 B),
+        // row (16 B), slot (2 B).
+        const int block = offset / int(packed_block_bytes(tokens));
+        const int in_block = offset % int(packed_block_bytes(tokens));
+        EXPECT_EQ(in_block / kCoreMatrixNStep, token / 8);
+        EXPECT_EQ(in_block % 128 / 16, token % 8);
+        const int half = in_block % kCoreMatrixNStep / kCoreMatrixKStep;
+        const int k_slot = 8 * half + in_block % 16 / 2;
+        const int t = k_slot % 8 / 2, low = k_slot % 2, high = k_slot / 8;
+        EXPECT_EQ(column, kChunkColumnOfLane * t + 4 * block + low + 2 * high) << "tokens " << tokens;
+      }
+    }
+  }
+}
+
+TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90FromItsMinimumM) {
+  unsetenv("FP4GEMM_DECODE_KERNEL");
+  EXPECT_FALSE(use_wgmma_kernel(64, 80));
+  EXPECT_FALSE(use_wgmma_kernel(64, 100));
+  EXPECT_FALSE(use_wgmma_kernel(kWgmmaMinM - 1, 90));
+  EXPECT_TRUE(use_wgmma_kernel(kWgmmaMinM, 90));
+  EXPECT_TRUE(use_wgmma_kernel(64, 90));
+  setenv("FP4GEMM_DECODE_KERNEL", "wgmma", 1);
+  EXPECT_TRUE(use_wgmma_kernel(1, 90));
+  EXPECT_FALSE(use_wgmma_kernel(1, 80));  // never on another GPU
+  setenv("FP4GEMM_DECODE_KERNEL", "mma", 1);
+  EXPECT_FALSE(use_wgmma_kernel(64, 90));
+  setenv("FP4GEMM_DECODE_KERNEL", "tensor", 1);
+  EXPECT_THROW(use_wgmma_kernel(64, 90), Error);
+  unsetenv("FP4GEMM_DECODE_KERNEL");
+}
+
+TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
+  for (std::int64_t m = 1; m <= kMaxActivationRows; ++m) {
+    for (std::int64_t n : {16, 4096, 28672}) {
+      for (std::int64_t k : {16, 4096, 12288}) {
+        const WgmmaShape shape = choose_wgmma_shape(m, n, k, 132);
+        EXPECT_GE(shape.tokens, m);
+        EXPECT_TRUE(shape.tokens == 16 || shape.tokens == 32 || shape.tokens == 64);
+        EXPECT_GE(shape.splits, 1);
+        EXPECT_LE(shape.splits, kMaxWgmmaSplits);
+        const std::int64_t chunks = (k + kChunkK - 1) / kChunkK;
+        if (shape.splits > 1) EXPECT_GE(chunks / shape.splits, kMinWgmmaChunksPerSplit);
+      }
+    }
+  }
+  setenv("FP4GEMM_WGMMA_SHAPE", "2:9", 1);  // more splits than a portable cluster
+  WgmmaShape shape{64, 2, 1};
+  EXPECT_THROW(wgmma_shape_override(shape), Error);
+  setenv("FP4GEMM_WGMMA_SHAPE", "1:3", 1);
+  EXPECT_TRUE(wgmma_shape_override(shape));
+  EXPECT_EQ(shape.warpgroups, 1);
+  EXPECT_EQ(shape.splits, 3);
+  unsetenv("FP4GEMM_WGMMA_SHAPE");
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 #include "backends/cuda_common/device_buffer.hpp"
 #include "backends/cuda_decode/decode_layout.hpp"
 #include "backends/cuda_decode/decode_tuning.hpp"
+#include "backends/cuda_decode/activation_pack.hpp"
 #include "backends/cuda_decode/sm90_decode_gemm.cuh"
+#include "backends/cuda_decode/sm90_wgmma_gemm.cuh"
 #include "backends/cuda_dequant_cublas/dequant_kernels.hpp"
 #include "fp4gemm/format/nvfp4_matrix.hpp"
 
@@ -17,9 +19,9 @@ namespace {
 
 struct DecodeWeight final : PreparedWeight {
   std::int64_t chunks = 0;
-  cuda::DeviceBuffer codes;
-  cuda::DeviceBuffer scales;
+  cuda::DeviceBuffer records;
   int multiprocessors = 0;
+  int sm = 0;  // major * 10 + minor: the wgmma kernel runs on SM 9.0 only
 };
 
 // A device view copied to the host, so the reorder can run there (prepare is once per weight).
@@ -41,6 +43,53 @@ HostCopy copy_to_host(const Nvfp4View& weight) {
   copy.view.scales = copy.scales.data();
   copy.view.memory = Memory::host;
   return copy;
+}
+
+void run_mma(const GemmProblem& problem, const DecodeWeight& prepared, const void* activations, std::int64_t activation_stride,
+             float alpha, const MutableDenseView& out, cudaStream_t stream) {
+  cuda_decode::DecodeGemmArgs args;
+  args.records = prepared.records.data();
+  args.activations = activations;
+  args.activation_stride = activation_stride;
+  args.out = out.data;
+  args.out_stride = out.stride();
+  args.out_dtype = out.dtype;
+  args.m = int(problem.m);
+  args.n = int(problem.n);
+  args.k = int(problem.k);
+  args.chunks = int(prepared.chunks);
+  args.alpha = alpha;
+  cuda_decode::LaunchShape shape = cuda_decode::choose_launch_shape(problem.m, problem.n, problem.k, prepared.multiprocessors);
+  if (cuda_decode::shape_override(shape) && !cuda_decode::is_compiled_shape(shape)) {
+    throw_invalid("FP4GEMM_DECODE_SHAPE names a CTA shape this build does not compile");
+  }
+  cuda::check_cuda(cuda_decode::launch_decode_gemm(args, shape, stream), "cuda_decode: launching the kernel");
+}
+
+// The wgmma kernel reads activations packed into its shared-memory image (activation_pack.hpp).
+void run_wgmma(const GemmProblem& problem, const DecodeWeight& prepared, const std::uint16_t* activations,
+               std::int64_t activation_stride, float alpha, const MutableDenseView& out, cudaStream_t stream) {
+  cuda_decode::WgmmaShape shape = cuda_decode::choose_wgmma_shape(problem.m, problem.n, problem.k, prepared.multiprocessors);
+  if (cuda_decode::wgmma_shape_override(shape) && !cuda_decode::is_compiled_wgmma_shape(shape)) {
+    throw_invalid("FP4GEMM_WGMMA_SHAPE names a CTA shape this build does not compile");
+  }
+  const cuda::StreamBuffer packed(static_cast<std::size_t>(prepared.chunks * cuda_decode::packed_chunk_bytes(shape.tokens)),
+                                  stream, "cuda_decode: packed activations");
+  cuda::check_cuda(cuda_decode::launch_pack_activations(activations, activation_stride, int(problem.m), int(problem.k),
+                                                        shape.tokens, int(prepared.chunks), packed.data(), stream),
+                   "cuda_decode: packing the activations");
+  cuda_decode::WgmmaGemmArgs args;
+  args.records = prepared.records.data();
+  args.packed_activations = packed.data();
+  args.out = out.data;
+  args.out_stride = out.stride();
+  args.out_dtype = out.dtype;
+  args.m = int(problem.m);
+  args.n = int(problem.n);
+  args.k = int(problem.k);
+  args.chunks = int(prepared.chunks);
+  args.alpha = alpha;
+  cuda::check_cuda(cuda_decode::launch_wgmma_gemm(args, shape, stream), "cuda_decode: launching the wgmma kernel");
 }
 
 }  // namespace
@@ -98,8 +147,8 @@ std::unique_ptr<PreparedWeight> CudaDecodeBackend::prepare(const Nvfp4View& weig
   prepared->device = device.index;
   prepared->chunks = layout.chunks;
   prepared->multiprocessors = device.multiprocessors;
-  prepared->codes = cuda::upload(layout.codes.data(), layout.codes.size(), "cuda_decode: weight codes");
-  prepared->scales = cuda::upload(layout.scales.data(), layout.scales.size(), "cuda_decode: weight scales");
+  prepared->sm = device.sm();
+  prepared->records = cuda::upload(layout.records.data(), layout.records.size(), "cuda_decode: weight records");
   return prepared;
 }
 
@@ -151,26 +200,11 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
     }
   }
   cuda::check_device_pointer(out.data, prepared.device, "cuda_decode: output");
-
-  cuda_decode::DecodeGemmArgs args;
-  args.codes = prepared.codes.data();
-  args.scales = prepared.scales.data();
-  args.activations = activations;
-  args.activation_stride = activation_stride;
-  args.out = out.data;
-  args.out_stride = out.stride();
-  args.out_dtype = out.dtype;
-  args.m = int(problem.m);
-  args.n = int(problem.n);
-  args.k = int(problem.k);
-  args.chunks = int(prepared.chunks);
-  args.alpha = alpha;
-  cuda_decode::LaunchShape shape = cuda_decode::choose_launch_shape(problem.m, problem.n, problem.k, prepared.multiprocessors);
-  if (cuda_decode::shape_override(shape) && !cuda_decode::is_compiled_shape(shape)) {
-    throw_invalid("FP4GEMM_DECODE_SHAPE names a CTA shape this build does not compile");
+  if (cuda_decode::use_wgmma_kernel(problem.m, prepared.sm)) {
+    run_wgmma(problem, prepared, static_cast<const std::uint16_t*>(activations), activation_stride, alpha, out, stream);
+  } else {
+    run_mma(problem, prepared, activations, activation_stride, alpha, out, stream);
   }
-  cuda::check_cuda(cuda_decode::launch_decode_gemm(args, shape, stream),
-                   "cuda_decode: launching the kernel");
 }
 
 }  // namespace fp4gemm

@@ -22,9 +22,9 @@ DecodeLayout make_decode_layout(const Nvfp4View& weight) {
   layout.rows = weight.rows;
   layout.cols = weight.cols;
   layout.row_tiles = (weight.rows + kTileRows - 1) / kTileRows;
+  layout.row_blocks = (layout.row_tiles + kTilesPerBlock - 1) / kTilesPerBlock;
   layout.chunks = (weight.cols + kChunkK - 1) / kChunkK;
-  layout.codes.assign(static_cast<std::size_t>(layout.row_tiles * layout.chunks * 32 * 16), 0);
-  layout.scales.assign(static_cast<std::size_t>(layout.row_tiles * layout.chunks * 32 * 2), 0);
+  layout.records.assign(static_cast<std::size_t>(layout.row_blocks * layout.chunks * kRecordBytes), 0);
   const std::int64_t blocks = weight.cols / 16;
   const std::int64_t scale_columns = scale_layout::scale_cols(weight.cols);
 
@@ -40,9 +40,9 @@ DecodeLayout make_decode_layout(const Nvfp4View& weight) {
     return weight.scales[offset];
   };
 
+  // Tiles past row_tiles (padding up to the record's 128 rows) stay zero.
   for (std::int64_t tile = 0; tile < layout.row_tiles; ++tile) {
     for (std::int64_t chunk = 0; chunk < layout.chunks; ++chunk) {
-      const std::int64_t tile_chunk = tile * layout.chunks + chunk;
       for (int lane = 0; lane < 32; ++lane) {
         const int g = lane / 4, t = lane % 4;
         for (int block = 0; block < kBlocksPerChunk; ++block) {
@@ -53,14 +53,14 @@ DecodeLayout make_decode_layout(const Nvfp4View& weight) {
             const std::uint32_t code = code_at(tile * kTileRows + row, chunk * kChunkK + column);
             for (int bit = 0; bit < 4; ++bit) word |= ((code >> bit) & 1u) << word_bit(element, bit);
           }
-          std::uint8_t* out = layout.codes.data() + (tile_chunk * 32 + lane) * 16 + block * 4;
+          std::uint8_t* out = layout.records.data() + code_offset(tile, chunk, layout.chunks, lane) + block * 4;
           for (int byte = 0; byte < 4; ++byte) out[byte] = std::uint8_t(word >> (8 * byte));
         }
       }
       for (int lane = 0; lane < 32; ++lane) {
         const int g = lane / 4, t = lane % 4;
         const std::int64_t global_block = chunk * kBlocksPerChunk + t;  // the lane's own block
-        std::uint8_t* out = layout.scales.data() + (tile_chunk * 32 + lane) * 2;
+        std::uint8_t* out = layout.records.data() + scale_offset(tile, chunk, layout.chunks, lane);
         out[0] = scale_at(tile * kTileRows + g, global_block);
         out[1] = scale_at(tile * kTileRows + g + 8, global_block);
       }

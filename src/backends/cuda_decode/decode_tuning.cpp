@@ -50,4 +50,45 @@ bool shape_override(LaunchShape& shape) {
   return true;
 }
 
+bool use_wgmma_kernel(std::int64_t m, int sm) {
+  if (sm != 90) return false;  // wgmma is SM 9.0 only (sm_90a)
+  const char* text = std::getenv("FP4GEMM_DECODE_KERNEL");
+  if (text != nullptr && *text != '\0') {
+    const std::string kernel = text;
+    if (kernel == "wgmma") return true;
+    if (kernel == "mma") return false;
+    throw_invalid("FP4GEMM_DECODE_KERNEL must be 'mma' or 'wgmma', not '" + kernel + "'");
+  }
+  return m >= kWgmmaMinM;
+}
+
+WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors) {
+  WgmmaShape shape;
+  shape.tokens = m <= 16 ? 16 : m <= 32 ? 32 : 64;
+  shape.warpgroups = 2;
+  // Split K (in powers of two, one cluster per row block) while the grid offers fewer than
+  // kWgmmaCtasPerSm CTAs per SM and each split keeps at least kMinWgmmaChunksPerSplit chunks.
+  const std::int64_t row_blocks = (n + 64 * shape.warpgroups - 1) / (64 * shape.warpgroups);
+  const std::int64_t chunks = (k + kChunkK - 1) / kChunkK;
+  shape.splits = 1;
+  while (shape.splits < kMaxWgmmaSplits && row_blocks * shape.splits < std::int64_t(kWgmmaCtasPerSm) * multiprocessors &&
+         chunks >= std::int64_t(kMinWgmmaChunksPerSplit) * shape.splits * 2) {
+    shape.splits *= 2;
+  }
+  return shape;
+}
+
+bool wgmma_shape_override(WgmmaShape& shape) {
+  const char* text = std::getenv("FP4GEMM_WGMMA_SHAPE");
+  if (text == nullptr || *text == '\0') return false;
+  int warpgroups = 0, splits = 0;
+  if (std::sscanf(text, "%d:%d", &warpgroups, &splits) != 2 || warpgroups < 1 || splits < 1 || splits > kMaxWgmmaSplits) {
+    throw_invalid(std::string("FP4GEMM_WGMMA_SHAPE must look like 2:4 (warpgroups:splits, splits 1..") +
+                  std::to_string(kMaxWgmmaSplits) + "), not '" + text + "'");
+  }
+  shape.warpgroups = warpgroups;
+  shape.splits = splits;
+  return true;
+}
+
 }  // namespace fp4gemm::cuda_decode

@@ -45,4 +45,36 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
 // shape (m_tiles still follows M). Returns false when unset; throws on a malformed value.
 bool shape_override(LaunchShape& shape);
 
+// ---- The wgmma kernel (SM 9.0 only; sm90_wgmma_gemm.cu) ----
+// M from which the wgmma kernel replaces the mma.sync one on SM 9.0.
+inline constexpr int kWgmmaMinM = 17;
+// Pipeline stages per CTA: each holds one chunk's weight codes and scales for the CTA's rows and
+// the chunk's activations, filled by bulk copies (bytes in flight cost no registers).
+inline constexpr int kWgmmaStages = 8;
+// A K split is a thread-block cluster whose CTAs reduce through distributed shared memory, so the
+// split count is bounded by the portable cluster size.
+inline constexpr int kMaxWgmmaSplits = 8;
+// Fewest chunks a split should stream (shorter runs do not amortise the pipeline fill).
+inline constexpr int kMinWgmmaChunksPerSplit = 8;
+// CTAs per SM the grid should offer before K is split further.
+inline constexpr int kWgmmaCtasPerSm = 2;
+
+// A CTA is `warpgroups` consumer warpgroups (64 weight rows each) plus one producer warp, over
+// `tokens` (16, 32 or 64) activation rows; `splits` CTAs of one cluster split K.
+struct WgmmaShape {
+  int tokens;
+  int warpgroups;
+  int splits;
+};
+
+// Whether cuda_decode runs the wgmma kernel for M on a GPU of SM `sm` (major * 10 + minor).
+// FP4GEMM_DECODE_KERNEL=mma|wgmma overrides the M rule for measurements (SM 9.0 only).
+bool use_wgmma_kernel(std::int64_t m, int sm);
+
+WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
+
+// Tuning knob for measurements only: FP4GEMM_WGMMA_SHAPE="warpgroups:splits". Returns false when
+// unset; throws on a malformed value.
+bool wgmma_shape_override(WgmmaShape& shape);
+
 }  // namespace fp4gemm::cuda_decode

@@ -1,53 +1,17 @@
 // NVFP4 x BF16 GEMM for small M (1..64): weights stream from HBM once, are decoded to BF16 in
 // registers and multiplied on the tensor cores with mma.sync.m16n8k16 (FP32 accumulate).
 // Hopper has no FP4 MMA, so this is the exact path: every e2m1 x e4m3 product is exact in BF16.
-//
-// Decode trick (see decode_layout.hpp for the nibble order): a nibble s|e1 e0 m placed at BF16
-// bits 15 | 8..6 is the BF16 number value * 2^-126 (exponent field e, mantissa bit m; e = 0 gives
-// the subnormal m * 2^-127). Multiplying by scale * 2^118 (exact, normal) yields value * scale * 2^-8;
-// the epilogue multiplies by alpha * 2^8. Products of powers of two are exact, so results equal
-// those of the unscaled computation.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
-#include "backends/cuda_decode/decode_bits.hpp"
+// The decode trick and its 2^-8 compensation: decode_device.cuh.
+#include "backends/cuda_decode/decode_device.cuh"
 #include "backends/cuda_decode/decode_layout.hpp"
 #include "backends/cuda_decode/sm90_decode_gemm.cuh"
 
 namespace fp4gemm::cuda_decode {
 namespace {
 
-constexpr float kDecodeCompensation = 256.0f;  // 2^8, undoes the 2^-8 left by the decode trick
-
-// E4M3 code -> BF16 bits of (value * 2^118), exact: normal codes keep their 3 mantissa bits and get
-// exponent E - 7 + 127 + 118; subnormal ones (E = 0) are m * 2^-9 * 2^118.
-__device__ __forceinline__ std::uint32_t scale_to_bf16_bits(unsigned code) {
-  const unsigned exponent = (code >> 3) & 0xF, mantissa = code & 0x7;
-  float value = exponent == 0 ? float(mantissa) * 0x1p109f : __uint_as_float(((exponent + 238u) << 23) | (mantissa << 20));
-  if (code & 0x80) value = -value;
-  return __float_as_uint(value) >> 16;  // exact: at most 3 mantissa bits
-}
-
-__device__ __forceinline__ std::uint32_t bf16x2_mul(std::uint32_t a, std::uint32_t b) {
-  std::uint32_t result;
-  // fma with -0.0 addend is an exact product (sm_80+); mul.bf16x2 itself needs sm_90.
-  asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(result) : "r"(a), "r"(b), "r"(0x80008000u));
-  return result;
-}
-
-// Streaming loads: every weight byte is read exactly once, so keep it out of L1.
-__device__ __forceinline__ uint4 load_stream_16(const uint4* address) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(address));
-  return v;
-}
-__device__ __forceinline__ std::uint32_t load_stream_2(const std::uint16_t* address) {
-  unsigned short v;
-  asm volatile("ld.global.nc.L1::no_allocate.u16 %0, [%1];" : "=h"(v) : "l"(address));
-  return v;
-}
+// A warp's codes and scales of consecutive chunks are one record apart.
+constexpr int kCodeStride = kRecordBytes / 16;   // in uint4
+constexpr int kScaleStride = kRecordBytes / 2;   // in uint16
 
 __device__ __forceinline__ void mma_bf16(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
   asm(
@@ -55,14 +19,6 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], const std::uint32_t (&a)
       "{%0, %1, %2, %3};"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ void store_output(void* out, std::int64_t index, DType dtype, float value) {
-  switch (dtype) {
-    case DType::f32: static_cast<float*>(out)[index] = value; break;
-    case DType::bf16: static_cast<__nv_bfloat16*>(out)[index] = __float2bfloat16_rn(value); break;
-    case DType::f16: static_cast<__half*>(out)[index] = __float2half_rn(value); break;
-  }
 }
 
 // The lane's 16 activations of one chunk and tile (its NVFP4 block's columns, decode_layout.hpp):
@@ -89,19 +45,12 @@ __device__ __forceinline__ void load_activation_chunk(const uint4* const (&rows)
 template <int kMTiles, int kSets>
 __device__ __forceinline__ void compute_chunk(const uint4& code_words, std::uint32_t scale_bytes, const std::uint32_t* scale_table,
                                               const ActivationChunk<kMTiles>& b, float (&accumulators)[kSets][kMTiles][4]) {
-  // Byte offsets into the 4-byte table entries: (byte << 2) without a separate shift and AND.
-  const char* table = reinterpret_cast<const char*>(scale_table);
-  const std::uint32_t pair_g = *reinterpret_cast<const std::uint32_t*>(table + ((scale_bytes << 2) & 0x3FC));
-  // (byte 1 << 2) as a high multiply, which runs on the FMA pipe instead of the busier ALU.
-  const std::uint32_t pair_g8 = *reinterpret_cast<const std::uint32_t*>(table + (__umulhi(scale_bytes, 1u << 26) & 0x3FC));
+  const RowScales scales = lookup_row_scales(scale_bytes, scale_table);
   const std::uint32_t words[4] = {code_words.x, code_words.y, code_words.z, code_words.w};
 #pragma unroll
   for (int block = 0; block < kBlocksPerChunk; ++block) {
-    // Registers 0 and 2 hold row g, 1 and 3 row g+8 (mma.m16n8k16 A fragment).
-    const std::uint32_t fragment[4] = {bf16x2_mul(fragment_bits(words[block], 0), pair_g),
-                                       bf16x2_mul(fragment_bits(words[block], 1), pair_g8),
-                                       bf16x2_mul(fragment_bits(words[block], 2), pair_g),
-                                       bf16x2_mul(fragment_bits(words[block], 3), pair_g8)};
+    std::uint32_t fragment[4];
+    decode_fragment(words[block], scales, fragment);
 #pragma unroll
     for (int tile = 0; tile < kMTiles; ++tile) {
       const uint4& half = b.half[tile][block / 2];
@@ -124,7 +73,7 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
   __shared__ std::uint32_t scale_table[256];  // E4M3 code -> BF16x2 pair (both lanes the scale)
   __shared__ float partial[kWarpsK][kCtaRows][kCols + 1];  // +1: no bank conflicts on the transpose
 
-  for (int code = threadIdx.x; code < 256; code += kThreads) scale_table[code] = scale_to_bf16_bits(code) * 0x10001u;
+  fill_scale_table(scale_table, threadIdx.x, kThreads);
   __syncthreads();
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -149,8 +98,10 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
     // is done separately by the warp that owns it.
     const int full_chunks = args.k / kChunkK;
     const int fast_end = min(chunk_end, full_chunks);
-    const uint4* codes = static_cast<const uint4*>(args.codes) + (row_tile * args.chunks) * 32 + lane;
-    const std::uint16_t* scales = static_cast<const std::uint16_t*>(args.scales) + (row_tile * args.chunks) * 32 + lane;
+    // The warp's tile in chunk 0; consecutive chunks are kRecordBytes apart (decode_layout.hpp).
+    const std::uint8_t* records = static_cast<const std::uint8_t*>(args.records);
+    const uint4* codes = reinterpret_cast<const uint4*>(records + code_offset(row_tile, 0, args.chunks, lane));
+    const std::uint16_t* scales = reinterpret_cast<const std::uint16_t*>(records + scale_offset(row_tile, 0, args.chunks, lane));
     // Lane t reads chunk columns [16t, 16t+16) of its activation row: 2 uint4 per chunk.
     const uint4* activation_rows[kMTiles];
 #pragma unroll
@@ -165,8 +116,8 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
     // slot is refilled with chunk c + kDepth right after. Activations alternate between two
     // buffers, loaded one chunk ahead. All indices are compile-time constants, and the pointers
     // advance once per round so that every load uses a constant offset.
-    const uint4* code_round = codes + std::int64_t(chunk_begin) * 32;
-    const std::uint16_t* scale_round = scales + std::int64_t(chunk_begin) * 32;
+    const uint4* code_round = codes + std::int64_t(chunk_begin) * kCodeStride;
+    const std::uint16_t* scale_round = scales + std::int64_t(chunk_begin) * kScaleStride;
     const uint4* activation_round[kMTiles];
 #pragma unroll
     for (int tile = 0; tile < kMTiles; ++tile) activation_round[tile] = activation_rows[tile] + std::int64_t(chunk_begin) * 8;
@@ -176,8 +127,8 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
 #pragma unroll
     for (int slot = 0; slot < kDepth; ++slot) {
       if (chunk_begin + slot < fast_end) {
-        code_ring[slot] = load_stream_16(code_round + slot * 32);
-        scale_ring[slot] = load_stream_2(scale_round + slot * 32);
+        code_ring[slot] = load_stream_16(code_round + slot * kCodeStride);
+        scale_ring[slot] = load_stream_2(scale_round + slot * kScaleStride);
       }
     }
     if (kPrefetchActivations && chunk_begin < fast_end) load_activation_chunk(activation_round, 0, true, activation_buffers[0]);
@@ -187,8 +138,8 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
       const uint4 code_words = code_ring[slot];
       const std::uint32_t scale_bytes = scale_ring[slot];
       if (refill) {
-        code_ring[slot] = load_stream_16(code_round + (slot + kDepth) * 32);
-        scale_ring[slot] = load_stream_2(scale_round + (slot + kDepth) * 32);
+        code_ring[slot] = load_stream_16(code_round + (slot + kDepth) * kCodeStride);
+        scale_ring[slot] = load_stream_2(scale_round + (slot + kDepth) * kScaleStride);
       }
       if (kPrefetchActivations) {
         if (prefetch_next) load_activation_chunk(activation_round, (slot + 1) * 8, true, activation_buffers[(slot + 1) % 2]);
@@ -200,8 +151,8 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
       }
     };
     const auto next_round = [&] {
-      code_round += kDepth * 32;
-      scale_round += kDepth * 32;
+      code_round += kDepth * kCodeStride;
+      scale_round += kDepth * kScaleStride;
 #pragma unroll
       for (int tile = 0; tile < kMTiles; ++tile) activation_round[tile] += kDepth * 8;
     };
@@ -228,7 +179,7 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
       const bool in_k = chunk * kChunkK + kChunkColumnOfLane * thread_in_group < args.k;
       ActivationChunk<kMTiles> activations;
       load_activation_chunk(activation_rows, chunk * 8, in_k, activations);
-      compute_chunk(load_stream_16(codes + std::int64_t(chunk) * 32), load_stream_2(scales + std::int64_t(chunk) * 32),
+      compute_chunk(load_stream_16(codes + std::int64_t(chunk) * kCodeStride), load_stream_2(scales + std::int64_t(chunk) * kScaleStride),
                     scale_table, activations, accumulators);
     }
   }

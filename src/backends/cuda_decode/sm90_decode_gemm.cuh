@@ -10,8 +10,7 @@
 namespace fp4gemm::cuda_decode {
 
 struct DecodeGemmArgs {
-  const void* codes = nullptr;        // decode layout (decode_layout.hpp), device memory
-  const void* scales = nullptr;
+  const void* records = nullptr;      // decode layout (decode_layout.hpp), device memory
   const void* activations = nullptr;  // BF16 [m, activation_stride], device memory, 16-byte aligned
   std::int64_t activation_stride = 0;  // a multiple of 8 elements
   void* out = nullptr;                // [m, out_stride]

@@ -1,0 +1,41 @@
+#include "backends/cuda_decode/activation_pack.hpp"
+
+namespace fp4gemm::cuda_decode {
+namespace {
+
+// One thread per (chunk, token, lane block): 16 consecutive activation columns in, eight 4-byte
+// pairs out. Threads run fastest over the lane block and then the token, so a warp's eight tokens x
+// four lane blocks write whole 128-byte core-matrix rows for each (block, k-half).
+__global__ void pack_activations_kernel(const std::uint16_t* activations, std::int64_t stride, int m, int k, int tokens,
+                                        int chunks, std::uint32_t* packed) {
+  const std::int64_t index = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (index >= std::int64_t(chunks) * tokens * 4) return;
+  const int lane_block = int(index % 4);
+  const int token = int(index / 4 % tokens);
+  const int chunk = int(index / (4 * std::int64_t(tokens)));
+  const std::int64_t column = std::int64_t(chunk) * kChunkK + 16 * lane_block;
+  std::uint32_t values[16];
+  const bool inside = token < m && column < k;  // K is a multiple of 16: all 16 columns or none
+#pragma unroll
+  for (int i = 0; i < 16; ++i) values[i] = inside ? activations[std::int64_t(token) * stride + column + i] : 0u;
+  std::uint32_t* chunk_base = packed + std::int64_t(chunk) * (packed_chunk_bytes(tokens) / 4);
+#pragma unroll
+  for (int pair = 0; pair < 8; ++pair) {
+    const int local = 16 * lane_block + 2 * pair;  // even column: the pair (local, local + 1) stays adjacent
+    chunk_base[packed_offset(tokens, token, local) / 4] = values[2 * pair] | (values[2 * pair + 1] << 16);
+  }
+}
+
+}  // namespace
+
+cudaError_t launch_pack_activations(const std::uint16_t* activations, std::int64_t stride, int m, int k, int tokens,
+                                    int chunks, void* packed, cudaStream_t stream) {
+  constexpr int kThreads = 256;
+  const std::int64_t threads = std::int64_t(chunks) * tokens * 4;
+  const unsigned blocks = unsigned((threads + kThreads - 1) / kThreads);
+  pack_activations_kernel<<<blocks, kThreads, 0, stream>>>(activations, stride, m, k, tokens, chunks,
+                                                          static_cast<std::uint32_t*>(packed));
+  return cudaGetLastError();
+}
+
+}  // namespace fp4gemm::cuda_decode

@@ -1,0 +1,16 @@
+#pragma once
+// Launcher of the activation pack for the wgmma kernel; the layout is in activation_pack_layout.hpp.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "backends/cuda_decode/activation_pack_layout.hpp"
+
+namespace fp4gemm::cuda_decode {
+
+// BF16 activations [m, stride] (device memory, any alignment) -> packed (chunks * tokens * 128
+// bytes, 16-byte aligned). m <= tokens.
+cudaError_t launch_pack_activations(const std::uint16_t* activations, std::int64_t stride, int m, int k, int tokens,
+                                    int chunks, void* packed, cudaStream_t stream);
+
+}  // namespace fp4gemm::cuda_decode

@@ -1,0 +1,89 @@
+#pragma once
+// Device helpers shared by the two `cuda_decode` kernels (sm90_decode_gemm.cu, mma.sync; and
+// sm90_wgmma_gemm.cu, wgmma): streaming loads, the scale table and the fragment decode.
+//
+// Decode trick (see decode_layout.hpp for the nibble order): a nibble s|e1 e0 m placed at BF16
+// bits 15 | 8..6 is the BF16 number value * 2^-126 (exponent field e, mantissa bit m; e = 0 gives
+// the subnormal m * 2^-127). Multiplying by scale * 2^118 (exact, normal) yields value * scale * 2^-8;
+// the epilogue multiplies by alpha * 2^8. Products of powers of two are exact, so results equal
+// those of the unscaled computation.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "backends/cuda_decode/decode_bits.hpp"
+#include "backends/cuda_decode/decode_layout.hpp"
+#include "fp4gemm/types.hpp"
+
+namespace fp4gemm::cuda_decode {
+
+inline constexpr float kDecodeCompensation = 256.0f;  // 2^8, undoes the 2^-8 left by the decode trick
+
+// E4M3 code -> BF16 bits of (value * 2^118), exact: normal codes keep their 3 mantissa bits and get
+// exponent E - 7 + 127 + 118; subnormal ones (E = 0) are m * 2^-9 * 2^118.
+__device__ __forceinline__ std::uint32_t scale_to_bf16_bits(unsigned code) {
+  const unsigned exponent = (code >> 3) & 0xF, mantissa = code & 0x7;
+  float value = exponent == 0 ? float(mantissa) * 0x1p109f : __uint_as_float(((exponent + 238u) << 23) | (mantissa << 20));
+  if (code & 0x80) value = -value;
+  return __float_as_uint(value) >> 16;  // exact: at most 3 mantissa bits
+}
+
+// Fills a shared 256-entry table: E4M3 code -> BF16x2 pair (both lanes the scale). The caller syncs.
+__device__ __forceinline__ void fill_scale_table(std::uint32_t* table, int thread, int threads) {
+  for (int code = thread; code < 256; code += threads) table[code] = scale_to_bf16_bits(code) * 0x10001u;
+}
+
+__device__ __forceinline__ std::uint32_t bf16x2_mul(std::uint32_t a, std::uint32_t b) {
+  std::uint32_t result;
+  // fma with -0.0 addend is an exact product (sm_80+); mul.bf16x2 itself needs sm_90.
+  asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(result) : "r"(a), "r"(b), "r"(0x80008000u));
+  return result;
+}
+
+// Streaming loads: every weight byte is read exactly once, so keep it out of L1.
+__device__ __forceinline__ uint4 load_stream_16(const uint4* address) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(address));
+  return v;
+}
+__device__ __forceinline__ std::uint32_t load_stream_2(const std::uint16_t* address) {
+  unsigned short v;
+  asm volatile("ld.global.nc.L1::no_allocate.u16 %0, [%1];" : "=h"(v) : "l"(address));
+  return v;
+}
+
+// The lane's two row scales of one chunk (rows g and g+8) as BF16x2 pairs, from the scale table.
+struct RowScales {
+  std::uint32_t g, g8;
+};
+__device__ __forceinline__ RowScales lookup_row_scales(std::uint32_t scale_bytes, const std::uint32_t* scale_table) {
+  // Byte offsets into the 4-byte table entries: (byte << 2) without a separate shift and AND.
+  const char* table = reinterpret_cast<const char*>(scale_table);
+  RowScales scales;
+  scales.g = *reinterpret_cast<const std::uint32_t*>(table + ((scale_bytes << 2) & 0x3FC));
+  // (byte 1 << 2) as a high multiply, which runs on the FMA pipe instead of the busier ALU.
+  scales.g8 = *reinterpret_cast<const std::uint32_t*>(table + (__umulhi(scale_bytes, 1u << 26) & 0x3FC));
+  return scales;
+}
+
+// The 16x16 A fragment (mma.m16n8k16 layout, also wgmma's register-A layout per warp) of one MMA
+// block: registers 0 and 2 hold row g, 1 and 3 row g+8.
+__device__ __forceinline__ void decode_fragment(std::uint32_t word, const RowScales& scales, std::uint32_t (&fragment)[4]) {
+  fragment[0] = bf16x2_mul(fragment_bits(word, 0), scales.g);
+  fragment[1] = bf16x2_mul(fragment_bits(word, 1), scales.g8);
+  fragment[2] = bf16x2_mul(fragment_bits(word, 2), scales.g);
+  fragment[3] = bf16x2_mul(fragment_bits(word, 3), scales.g8);
+}
+
+__device__ __forceinline__ void store_output(void* out, std::int64_t index, DType dtype, float value) {
+  switch (dtype) {
+    case DType::f32: static_cast<float*>(out)[index] = value; break;
+    case DType::bf16: static_cast<__nv_bfloat16*>(out)[index] = __float2bfloat16_rn(value); break;
+    case DType::f16: static_cast<__half*>(out)[index] = __float2half_rn(value); break;
+  }
+}
+
+}  // namespace fp4gemm::cuda_decode

@@ -1,0 +1,111 @@
+#pragma once
+// Hopper (sm_90a) asynchronous primitives used by the wgmma kernel: mbarriers, 1-D bulk copies
+// (cp.async.bulk, the TMA engine without a tensor map) and warpgroup MMAs with A in registers.
+// Only meaningful when compiled for sm_90a (FP4GEMM_SM90A_DEVICE); the host never launches code
+// that uses them on other GPUs.
+#include <cstdint>
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define FP4GEMM_SM90A_DEVICE 1
+#else
+#define FP4GEMM_SM90A_DEVICE 0
+#endif
+
+namespace fp4gemm::cuda_decode {
+
+__device__ __forceinline__ std::uint32_t shared_address(const void* pointer) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(pointer));
+}
+
+#if FP4GEMM_SM90A_DEVICE
+
+__device__ __forceinline__ void mbarrier_init(std::uint64_t* barrier, unsigned arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(barrier)), "r"(arrivals) : "memory");
+}
+// Makes barrier initialisation visible to the async proxy (the bulk-copy engine) and the cluster.
+__device__ __forceinline__ void fence_barrier_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+
+__device__ __forceinline__ void mbarrier_arrive_expect_bytes(std::uint64_t* barrier, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(barrier)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbarrier_arrive(std::uint64_t* barrier) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_address(barrier)) : "memory");
+}
+// Waits until the phase of parity `parity` has completed (a fresh barrier counts parity 1 as done).
+__device__ __forceinline__ void mbarrier_wait(std::uint64_t* barrier, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred done;\nwait_again:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait_again;\n}\n" ::"r"(shared_address(barrier)),
+      "r"(parity)
+      : "memory");
+}
+
+// `bytes` (a multiple of 16, both addresses 16-byte aligned) from global to this CTA's shared
+// memory; completion is counted on `barrier` as transferred bytes.
+__device__ __forceinline__ void bulk_copy_to_shared(void* destination, const void* source, unsigned bytes,
+                                                    std::uint64_t* barrier) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   shared_address(destination)),
+               "l"(source), "r"(bytes), "r"(shared_address(barrier))
+               : "memory");
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(kPending) : "memory");
+}
+
+// Keeps a register that an in-flight wgmma reads or writes from being reused or moved by the
+// compiler across this point (the asm looks like it reads and rewrites it).
+__device__ __forceinline__ void pin_register(std::uint32_t& value) { asm volatile("" : "+r"(value)::"memory"); }
+__device__ __forceinline__ void pin_register(float& value) { asm volatile("" : "+f"(value)::"memory"); }
+
+// Shared-memory matrix descriptor, no swizzle (K-major "interleaved" core matrices of 8 rows x 16
+// bytes stored as 128 contiguous bytes): leading byte offset = distance between core matrices
+// along K, stride byte offset = distance between core matrices along N. Fields are in 16-byte units.
+__device__ __forceinline__ std::uint64_t shared_matrix_descriptor(std::uint32_t address, std::uint32_t k_step_bytes,
+                                                                 std::uint32_t n_step_bytes) {
+  return std::uint64_t((address & 0x3FFFF) >> 4) | (std::uint64_t(k_step_bytes >> 4) << 16) |
+         (std::uint64_t(n_step_bytes >> 4) << 32);
+}
+
+// D(64 x 16) += A(64 x 16, registers) * B(16 x 16, shared memory, K-major).
+__device__ __forceinline__ void wgmma_m64n16k16(float (&d)[8], const std::uint32_t (&a)[4], std::uint64_t b_descriptor) {
+  asm volatile(
+      "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %13, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, accumulate, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_descriptor), "r"(1));
+}
+
+// D(64 x 32) += A(64 x 16, registers) * B(16 x 32, shared memory, K-major).
+__device__ __forceinline__ void wgmma_m64n32k16(float (&d)[16], const std::uint32_t (&a)[4], std::uint64_t b_descriptor) {
+  asm volatile(
+      "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %21, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, accumulate, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_descriptor), "r"(1));
+}
+
+// D(64 x 64) += A(64 x 16, registers) * B(16 x 64, shared memory, K-major).
+__device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], const std::uint32_t (&a)[4], std::uint64_t b_descriptor) {
+  asm volatile(
+      "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %37, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, accumulate, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_descriptor), "r"(1));
+}
+
+template <int kTokens>
+__device__ __forceinline__ void wgmma_k16(float (&d)[kTokens / 2], const std::uint32_t (&a)[4], std::uint64_t b_descriptor) {
+  if constexpr (kTokens == 16) wgmma_m64n16k16(d, a, b_descriptor);
+  if constexpr (kTokens == 32) wgmma_m64n32k16(d, a, b_descriptor);
+  if constexpr (kTokens == 64) wgmma_m64n64k16(d, a, b_descriptor);
+}
+
+#endif  // FP4GEMM_SM90A_DEVICE
+
+}  // namespace fp4gemm::cuda_decode

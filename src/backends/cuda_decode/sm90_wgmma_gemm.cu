@@ -1,0 +1,235 @@
+// NVFP4 x BF16 GEMM for 16 < M <= 64 on Hopper: the weight stream and decode of the mma.sync
+// kernel (sm90_decode_gemm.cu, decode_layout.hpp), multiplied with warpgroup MMAs so that one
+// copy of the activations in shared memory serves a whole CTA instead of each warp loading its own.
+//
+// A CTA is `kWarpgroups` consumer warpgroups and one producer warp.
+// - Each consumer warp streams one 16-row weight tile through a register ring and decodes each
+//   64-column chunk into four 16x16 A fragments; its warpgroup (64 rows) then runs four
+//   wgmma.m64nTk16 with A from registers and B (T = kTokens activation rows) from shared memory.
+// - The producer warp copies the packed activations (activation_pack.hpp) chunk by chunk into a
+//   ring of kWgmmaStages shared-memory stages with 1-D bulk copies; full/empty mbarriers order it
+//   against the consumers.
+// - K is split over the CTAs of a thread-block cluster; after the main loop each CTA leaves its
+//   FP32 partial tile in shared memory and each writes a slice of the output rows, summing the
+//   partials of all CTAs of the cluster (distributed shared memory) in rank order: deterministic,
+//   no workspace and no second kernel.
+#include <cooperative_groups.h>
+
+#include "backends/cuda_decode/activation_pack.hpp"
+#include "backends/cuda_decode/decode_device.cuh"
+#include "backends/cuda_decode/sm90_async_ops.cuh"
+#include "backends/cuda_decode/sm90_wgmma_gemm.cuh"
+
+namespace fp4gemm::cuda_decode {
+namespace {
+
+// Dynamic shared memory of one CTA: the stage ring (each stage: the CTA's weight codes and scales
+// of one chunk, then the chunk's packed activations), the scale table and the mbarriers. After
+// the main loop the partial tile reuses the stages.
+template <int kTokens, int kWarpgroups>
+struct WgmmaSharedLayout {
+  static constexpr int kCtaTiles = 4 * kWarpgroups;
+  static constexpr int kCtaRows = kTileRows * kCtaTiles;
+  static constexpr int kCodeBytes = kCtaTiles * kTileCodeBytes;
+  static constexpr int kScaleBytes = kCtaTiles * kTileScaleBytes;
+  static constexpr int kActivationOffset = kCodeBytes + kScaleBytes;
+  static constexpr int kActivationBytes = int(packed_chunk_bytes(kTokens));
+  static constexpr int kBlockBytes = int(packed_block_bytes(kTokens));  // one MMA block's B operand
+  static constexpr int kStageBytes = kActivationOffset + kActivationBytes;
+  static constexpr int kPartialStride = kTokens + 1;  // floats per row; +1 spreads the transpose's banks
+  static constexpr int kPartialBytes = kCtaRows * kPartialStride * 4;
+  static constexpr int kTableOffset = kWgmmaStages * kStageBytes;
+  static constexpr int kBarrierOffset = kTableOffset + 256 * 4;
+  static constexpr int kBytes = kBarrierOffset + 2 * kWgmmaStages * 8;
+  static_assert(kPartialBytes <= kTableOffset, "the partial tile fits in the stages it reuses");
+  static_assert(kActivationOffset % 128 == 0 && kStageBytes % 128 == 0, "stages and operands stay 128-byte aligned");
+  static_assert(kBlockBytes * kBlocksPerChunk == kActivationBytes, "a chunk is four MMA blocks");
+  static_assert(kWarpgroups == 1 || kWarpgroups == 2, "a CTA covers half a weight record or all of it");
+};
+
+template <int kTokens, int kWarpgroups>
+__global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(const WgmmaGemmArgs args) {
+#if FP4GEMM_SM90A_DEVICE
+  using Layout = WgmmaSharedLayout<kTokens, kWarpgroups>;
+  constexpr int kConsumerWarps = 4 * kWarpgroups;
+  constexpr int kThreads = 32 * (kConsumerWarps + 1);
+  constexpr int kStages = kWgmmaStages;
+  constexpr int kAccumulators = kTokens / 2;
+
+  extern __shared__ __align__(128) std::uint8_t shared[];
+  std::uint32_t* scale_table = reinterpret_cast<std::uint32_t*>(shared + Layout::kTableOffset);
+  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(shared + Layout::kBarrierOffset);
+  std::uint64_t* empty = full + kStages;
+
+  namespace cg = cooperative_groups;
+  const cg::cluster_group cluster = cg::this_cluster();
+  const int split = int(cluster.block_rank()), splits = int(cluster.num_blocks());  // the cluster spans gridDim.y
+  const int chunk_begin = int(std::int64_t(args.chunks) * split / splits);
+  const int chunk_count = int(std::int64_t(args.chunks) * (split + 1) / splits) - chunk_begin;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const std::int64_t first_tile = std::int64_t(blockIdx.x) * Layout::kCtaTiles;  // 8-aligned or 4-aligned
+
+  if (threadIdx.x == 0) {
+    for (int stage = 0; stage < kStages; ++stage) {
+      mbarrier_init(&full[stage], 1);                 // the producer's expect-bytes arrival
+      mbarrier_init(&empty[stage], kConsumerWarps);  // one arrival per consumer warp
+    }
+    fence_barrier_init();
+  }
+  fill_scale_table(scale_table, threadIdx.x, kThreads);
+  __syncthreads();
+
+  if (warp == kConsumerWarps) {
+    // Producer: one lane streams this split's chunks through the stage ring, three bulk copies
+    // per stage: the CTA's codes and scales (contiguous inside the chunk's record) and the
+    // packed activations.
+    if (lane == 0) {
+      const std::uint8_t* records = static_cast<const std::uint8_t*>(args.records);
+      const std::uint8_t* codes = records + code_offset(first_tile, chunk_begin, args.chunks, 0);
+      const std::uint8_t* scales = records + scale_offset(first_tile, chunk_begin, args.chunks, 0);
+      const std::uint8_t* activations =
+          static_cast<const std::uint8_t*>(args.packed_activations) + std::int64_t(chunk_begin) * Layout::kActivationBytes;
+      int stage = 0;
+      unsigned phase = 0;
+      for (int chunk = 0; chunk < chunk_count; ++chunk) {
+        mbarrier_wait(&empty[stage], phase ^ 1);
+        std::uint8_t* destination = shared + stage * Layout::kStageBytes;
+        mbarrier_arrive_expect_bytes(&full[stage], Layout::kStageBytes);
+        bulk_copy_to_shared(destination, codes + std::int64_t(chunk) * kRecordBytes, Layout::kCodeBytes, &full[stage]);
+        bulk_copy_to_shared(destination + Layout::kCodeBytes, scales + std::int64_t(chunk) * kRecordBytes, Layout::kScaleBytes,
+                            &full[stage]);
+        bulk_copy_to_shared(destination + Layout::kActivationOffset, activations + std::int64_t(chunk) * Layout::kActivationBytes,
+                            Layout::kActivationBytes, &full[stage]);
+        if (++stage == kStages) stage = 0, phase ^= 1;
+      }
+    }
+  }
+
+  float accumulators[kAccumulators];
+#pragma unroll
+  for (int i = 0; i < kAccumulators; ++i) accumulators[i] = 0.0f;
+  if (warp < kConsumerWarps) {
+    const std::uint32_t stages = shared_address(shared);
+    // One chunk: decode the warp's tile from the stage, multiply, wait for the MMAs and hand the
+    // stage back. The wait is not overlapped with the next decode inside a warpgroup: a decode
+    // that defines A registers while MMAs are in flight makes ptxas serialize them anyway (C7513);
+    // the CTA's other warpgroup and the SM's other CTA fill the tensor cores meanwhile.
+    int stage = 0;
+    unsigned phase = 0;
+    // The count is the same for the whole CTA, so every warpgroup reaches each wgmma together.
+    for (int chunk = 0; chunk < chunk_count; ++chunk) {
+      mbarrier_wait(&full[stage], phase);
+      const std::uint8_t* stage_pointer = shared + stage * Layout::kStageBytes;
+      const uint4 words = *reinterpret_cast<const uint4*>(stage_pointer + warp * kTileCodeBytes + lane * 16);
+      const std::uint32_t scale_bytes =
+          *reinterpret_cast<const std::uint16_t*>(stage_pointer + Layout::kCodeBytes + warp * kTileScaleBytes + lane * 2);
+      const RowScales scales = lookup_row_scales(scale_bytes, scale_table);
+      std::uint32_t fragments[kBlocksPerChunk][4];
+      decode_fragment(words.x, scales, fragments[0]);
+      decode_fragment(words.y, scales, fragments[1]);
+      decode_fragment(words.z, scales, fragments[2]);
+      decode_fragment(words.w, scales, fragments[3]);
+      const std::uint32_t activation_address = stages + stage * Layout::kStageBytes + Layout::kActivationOffset;
+#pragma unroll
+      for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
+      wgmma_fence();
+#pragma unroll
+      for (int block = 0; block < kBlocksPerChunk; ++block) {
+        const std::uint64_t descriptor = shared_matrix_descriptor(activation_address + block * Layout::kBlockBytes,
+                                                                  kCoreMatrixKStep, kCoreMatrixNStep);
+        wgmma_k16<kTokens>(accumulators, fragments[block], descriptor);
+      }
+      wgmma_commit();
+      wgmma_wait<0>();
+#pragma unroll
+      for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
+#pragma unroll
+      for (int block = 0; block < kBlocksPerChunk; ++block)
+        for (int r = 0; r < 4; ++r) pin_register(fragments[block][r]);
+      __syncwarp();
+      if (lane == 0) mbarrier_arrive(&empty[stage]);
+      if (++stage == kStages) stage = 0, phase ^= 1;
+    }
+  }
+  __syncthreads();  // every stage has been read: the partial tile may reuse them
+
+  float* partial = reinterpret_cast<float*>(shared);
+  if (warp < kConsumerWarps) {
+    // Accumulators (wgmma D, per warp 16 rows): [4j + 0, 1] are row g, tokens 8j + 2t + {0, 1};
+    // [4j + 2, 3] the same tokens of row g + 8.
+    const int row = warp * kTileRows + lane / 4;
+#pragma unroll
+    for (int j = 0; j < kTokens / 8; ++j) {
+      const int col = 8 * j + 2 * (lane % 4);
+      partial[row * Layout::kPartialStride + col] = accumulators[4 * j];
+      partial[row * Layout::kPartialStride + col + 1] = accumulators[4 * j + 1];
+      partial[(row + 8) * Layout::kPartialStride + col] = accumulators[4 * j + 2];
+      partial[(row + 8) * Layout::kPartialStride + col + 1] = accumulators[4 * j + 3];
+    }
+  }
+  cluster.sync();  // every CTA's partial tile is complete
+
+  // This CTA writes rows [row_begin, row_end) of the cluster's tile: consecutive threads take
+  // consecutive weight rows, so stores along N coalesce.
+  const int row_begin = Layout::kCtaRows * split / splits, row_end = Layout::kCtaRows * (split + 1) / splits;
+  const int slice_rows = row_end - row_begin;
+  const float scale = args.alpha * kDecodeCompensation;
+  for (int index = threadIdx.x; index < slice_rows * kTokens; index += kThreads) {
+    const int col = index / slice_rows, row = row_begin + index % slice_rows;
+    const std::int64_t n = std::int64_t(blockIdx.x) * Layout::kCtaRows + row;
+    if (col >= args.m || n >= args.n) continue;
+    float sum = 0.0f;
+    for (int rank = 0; rank < splits; ++rank) sum += cluster.map_shared_rank(partial, rank)[row * Layout::kPartialStride + col];
+    store_output(args.out, std::int64_t(col) * args.out_stride + n, args.out_dtype, scale * sum);
+  }
+  cluster.sync();  // keeps this CTA's shared memory alive until the cluster has read it
+#else
+  __trap();  // the host launches this kernel on SM 9.0 only, where the sm_90a build runs
+#endif
+}
+
+template <int kTokens, int kWarpgroups>
+cudaError_t launch(const WgmmaGemmArgs& args, int splits, cudaStream_t stream) {
+  using Layout = WgmmaSharedLayout<kTokens, kWarpgroups>;
+  const auto kernel = wgmma_gemm_kernel<kTokens, kWarpgroups>;
+  const cudaError_t configured = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Layout::kBytes);
+  if (configured != cudaSuccess) return configured;
+  const std::int64_t row_blocks = (args.n + Layout::kCtaRows - 1) / Layout::kCtaRows;  // CTAs along N
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(unsigned(row_blocks), unsigned(splits));
+  config.blockDim = dim3(32 * (4 * kWarpgroups + 1));
+  config.dynamicSmemBytes = Layout::kBytes;
+  config.stream = stream;
+  cudaLaunchAttribute cluster;
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = 1;
+  cluster.val.clusterDim.y = unsigned(splits);
+  cluster.val.clusterDim.z = 1;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, args);
+}
+
+#define FP4GEMM_WGMMA_SHAPES(X) X(16, 1) X(16, 2) X(32, 1) X(32, 2) X(64, 1) X(64, 2)
+
+}  // namespace
+
+cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, const WgmmaShape& shape, cudaStream_t stream) {
+  if (shape.splits < 1 || shape.splits > kMaxWgmmaSplits) return cudaErrorInvalidConfiguration;
+#define FP4GEMM_WGMMA_LAUNCH(t, wg) \
+  if (shape.tokens == t && shape.warpgroups == wg) return launch<t, wg>(args, shape.splits, stream);
+  FP4GEMM_WGMMA_SHAPES(FP4GEMM_WGMMA_LAUNCH)
+#undef FP4GEMM_WGMMA_LAUNCH
+  return cudaErrorInvalidConfiguration;
+}
+
+bool is_compiled_wgmma_shape(const WgmmaShape& shape) {
+  if (shape.splits < 1 || shape.splits > kMaxWgmmaSplits) return false;
+#define FP4GEMM_WGMMA_MATCH(t, wg) \
+  if (shape.tokens == t && shape.warpgroups == wg) return true;
+  FP4GEMM_WGMMA_SHAPES(FP4GEMM_WGMMA_MATCH)
+#undef FP4GEMM_WGMMA_MATCH
+  return false;
+}
+
+}  // namespace fp4gemm::cuda_decode
