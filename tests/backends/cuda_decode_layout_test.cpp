@@ -2,6 +2,7 @@
 // every fragment register of every lane must decode to the element mma.m16n8k16 expects there.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -219,19 +220,35 @@ TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
         EXPECT_GE(shape.tokens, m);
         EXPECT_TRUE(shape.tokens == 16 || shape.tokens == 32 || shape.tokens == 64);
         EXPECT_GE(shape.splits, 1);
-        EXPECT_LE(shape.splits, kMaxWgmmaSplits);
+        EXPECT_GE(shape.multicast, 1);
+        EXPECT_LE(shape.splits * shape.multicast, kMaxWgmmaCluster);
         const std::int64_t chunks = (k + kChunkK - 1) / kChunkK;
         if (shape.splits > 1) EXPECT_GE(chunks / shape.splits, kMinWgmmaChunksPerSplit);
       }
     }
   }
+  // The sweep's winners at M = 64 on 132 SMs (bench/results/2026-11-30-h200-wgmma.md).
+  const auto shape_of = [](std::int64_t n, std::int64_t k) {
+    const WgmmaShape chosen = choose_wgmma_shape(64, n, k, 132);
+    return std::array<int, 3>{chosen.warpgroups, chosen.splits, chosen.multicast};
+  };
+  EXPECT_EQ(shape_of(4096, 4096), (std::array<int, 3>{1, 2, 1}));
+  EXPECT_EQ(shape_of(12288, 4096), (std::array<int, 3>{1, 1, 1}));
+  EXPECT_EQ(shape_of(4096, 12288), (std::array<int, 3>{1, 2, 1}));
+  EXPECT_EQ(shape_of(28672, 8192), (std::array<int, 3>{2, 1, 1}));
   setenv("FP4GEMM_WGMMA_SHAPE", "2:9", 1);  // more splits than a portable cluster
   WgmmaShape shape{64, 2, 1};
+  EXPECT_THROW(wgmma_shape_override(shape), Error);
+  setenv("FP4GEMM_WGMMA_SHAPE", "2:4:4", 1);  // a cluster of 16
   EXPECT_THROW(wgmma_shape_override(shape), Error);
   setenv("FP4GEMM_WGMMA_SHAPE", "1:3", 1);
   EXPECT_TRUE(wgmma_shape_override(shape));
   EXPECT_EQ(shape.warpgroups, 1);
   EXPECT_EQ(shape.splits, 3);
+  EXPECT_EQ(shape.multicast, 1);
+  setenv("FP4GEMM_WGMMA_SHAPE", "2:2:4", 1);
+  EXPECT_TRUE(wgmma_shape_override(shape));
+  EXPECT_EQ(shape.multicast, 4);
   unsetenv("FP4GEMM_WGMMA_SHAPE");
 }
 

@@ -5,6 +5,7 @@
 // chunk at all, every token width (M = 1 … 64, padded to 16, 32 or 64). Skips without an SM 9.0 GPU.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdlib>
 #include <string>
 
@@ -59,25 +60,27 @@ TEST(CudaDecodeWgmma, EveryCompiledShapeAndSplitMatchesTheReference) {
   TestStream stream;
   const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", "wgmma");
   int shapes_run = 0;
-  for (int warpgroups : {1, 2, 4}) {
-    for (int splits : {1, 2, 3, 8}) {
-      for (std::int64_t m : {1, 9, 16, 17, 33, 64}) {
-        const cuda_decode::WgmmaShape shape{m <= 16 ? 16 : m <= 32 ? 32 : 64, warpgroups, splits};
-        if (!cuda_decode::is_compiled_wgmma_shape(shape)) continue;
-        const ScopedEnv forced("FP4GEMM_WGMMA_SHAPE", std::to_string(warpgroups) + ":" + std::to_string(splits));
-        // N = 7: one partial warp tile; 300: partial CTAs. K = 16, 80: fewer chunks than splits;
-        // 1040: a partial chunk; 4160 = 65 chunks, which no split divides.
-        for (std::int64_t n : {7, 300}) {
-          for (std::int64_t k : {16, 80, 1040, 4160}) {
-            const std::string failures = check_once(*backend, *gpu, {m, n, k, ActivationType::bf16, DType::f32}, stream);
-            ASSERT_TRUE(failures.empty()) << "wgmma " << warpgroups << ":" << splits << " " << failures;
-          }
-        }
-        ++shapes_run;
+  // (warpgroups, splits, multicast); shapes this build does not run are skipped.
+  const std::array<int, 3> shapes[] = {{1, 1, 1}, {1, 3, 1}, {1, 8, 1}, {2, 1, 1}, {2, 2, 1}, {2, 8, 1},
+                                       {2, 1, 4}, {2, 2, 4}, {1, 1, 2}, {2, 3, 2}, {2, 1, 8}, {4, 1, 1}};
+  // N = 7: one partial warp tile (and multicast groups of CTAs past N); 300: partial CTAs; 1100:
+  // several multicast groups. K = 16, 80: fewer chunks than splits; 1040: a partial chunk;
+  // 4160 = 65 chunks, which no split divides.
+  const std::pair<std::int64_t, std::int64_t> sizes[] = {{7, 16}, {7, 80}, {300, 1040}, {300, 4160}, {1100, 1040}};
+  for (const auto& [warpgroups, splits, multicast] : shapes) {
+    for (std::int64_t m : {1, 9, 16, 17, 33, 64}) {
+      const cuda_decode::WgmmaShape shape{m <= 16 ? 16 : m <= 32 ? 32 : 64, warpgroups, splits, multicast};
+      if (!cuda_decode::is_compiled_wgmma_shape(shape)) continue;
+      const std::string name = std::to_string(warpgroups) + ":" + std::to_string(splits) + ":" + std::to_string(multicast);
+      const ScopedEnv forced("FP4GEMM_WGMMA_SHAPE", name);
+      for (const auto& [n, k] : sizes) {
+        const std::string failures = check_once(*backend, *gpu, {m, n, k, ActivationType::bf16, DType::f32}, stream);
+        ASSERT_TRUE(failures.empty()) << "wgmma " << name << " " << failures;
       }
+      ++shapes_run;
     }
   }
-  EXPECT_GE(shapes_run, 24) << "fewer compiled shapes than expected";
+  EXPECT_GE(shapes_run, 50) << "fewer compiled shapes than expected";
 }
 
 TEST(CudaDecodeWgmma, EveryActivationAndOutputType) {
@@ -85,6 +88,7 @@ TEST(CudaDecodeWgmma, EveryActivationAndOutputType) {
   if (!gpu) GTEST_SKIP() << "needs an SM 9.0 GPU";
   auto backend = make_backend("cuda_decode");
   TestStream stream;
+  const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", "wgmma");
   for (ActivationType activation : {ActivationType::bf16, ActivationType::nvfp4}) {
     for (DType output : {DType::f32, DType::bf16, DType::f16}) {
       for (std::int64_t m : {17, 40, 64}) {

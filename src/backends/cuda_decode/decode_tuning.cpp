@@ -65,13 +65,16 @@ bool use_wgmma_kernel(std::int64_t m, int sm) {
 WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors) {
   WgmmaShape shape;
   shape.tokens = m <= 16 ? 16 : m <= 32 ? 32 : 64;
-  shape.warpgroups = 2;
-  // Split K (in powers of two, one cluster per row block) while the grid offers fewer than
-  // kWgmmaCtasPerSm CTAs per SM and each split keeps at least kMinWgmmaChunksPerSplit chunks.
-  const std::int64_t row_blocks = (n + 64 * shape.warpgroups - 1) / (64 * shape.warpgroups);
+  // 64-row CTAs (one warpgroup) while they fit kWgmmaCtasPerSm per SM, else 128-row ones. Then
+  // split K (powers of two) while the doubled grid still fits one CTA per SM, keeping kMinWgmmaChunksPerSplit chunks
+  // per split. On 132 SMs this gives the sweep's fastest shape at M = 64 on all four issue-3 shapes.
+  const std::int64_t half_blocks = (n + 63) / 64;
+  shape.warpgroups = half_blocks <= std::int64_t(kWgmmaCtasPerSm) * multiprocessors ? 1 : 2;
+  const std::int64_t ctas = (n + 64 * shape.warpgroups - 1) / (64 * shape.warpgroups);
   const std::int64_t chunks = (k + kChunkK - 1) / kChunkK;
+  shape.multicast = kWgmmaMulticast;
   shape.splits = 1;
-  while (shape.splits < kMaxWgmmaSplits && row_blocks * shape.splits < std::int64_t(kWgmmaCtasPerSm) * multiprocessors &&
+  while (shape.multicast * shape.splits * 2 <= kMaxWgmmaCluster && ctas * shape.splits * 2 <= multiprocessors &&
          chunks >= std::int64_t(kMinWgmmaChunksPerSplit) * shape.splits * 2) {
     shape.splits *= 2;
   }
@@ -81,13 +84,16 @@ WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, in
 bool wgmma_shape_override(WgmmaShape& shape) {
   const char* text = std::getenv("FP4GEMM_WGMMA_SHAPE");
   if (text == nullptr || *text == '\0') return false;
-  int warpgroups = 0, splits = 0;
-  if (std::sscanf(text, "%d:%d", &warpgroups, &splits) != 2 || warpgroups < 1 || splits < 1 || splits > kMaxWgmmaSplits) {
-    throw_invalid(std::string("FP4GEMM_WGMMA_SHAPE must look like 2:4 (warpgroups:splits, splits 1..") +
-                  std::to_string(kMaxWgmmaSplits) + "), not '" + text + "'");
+  int warpgroups = 0, splits = 0, multicast = 1;
+  const int fields = std::sscanf(text, "%d:%d:%d", &warpgroups, &splits, &multicast);
+  if (fields < 2 || warpgroups < 1 || splits < 1 || multicast < 1 || splits * multicast > kMaxWgmmaCluster) {
+    throw_invalid(std::string("FP4GEMM_WGMMA_SHAPE must look like 2:4 or 2:2:4 (warpgroups:splits[:multicast], a cluster of "
+                              "at most ") +
+                  std::to_string(kMaxWgmmaCluster) + " CTAs), not '" + text + "'");
   }
   shape.warpgroups = warpgroups;
   shape.splits = splits;
+  shape.multicast = multicast;
   return true;
 }
 

@@ -46,25 +46,35 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
 bool shape_override(LaunchShape& shape);
 
 // ---- The wgmma kernel (SM 9.0 only; sm90_wgmma_gemm.cu) ----
-// M from which the wgmma kernel replaces the mma.sync one on SM 9.0.
-inline constexpr int kWgmmaMinM = 17;
+// M from which the wgmma kernel replaces the mma.sync one on SM 9.0. Measured on the H200
+// (bench/results/2026-11-30-h200-wgmma.md): at M = 64 it is faster on three of the four issue-3
+// shapes (94.8 vs 192 us on 28672 x 8192); at M = 32 the mma.sync kernel is faster on
+// 12288 x 4096 (20.8 vs 24.0 us), so M <= 32 stays there.
+inline constexpr int kWgmmaMinM = 33;
 // Pipeline stages per CTA: each holds one chunk's weight codes and scales for the CTA's rows and
 // the chunk's activations, filled by bulk copies (bytes in flight cost no registers).
 inline constexpr int kWgmmaStages = 8;
-// A K split is a thread-block cluster whose CTAs reduce through distributed shared memory, so the
-// split count is bounded by the portable cluster size.
-inline constexpr int kMaxWgmmaSplits = 8;
+// A cluster is multicast x splits CTAs (neighbouring row blocks sharing activation copies, times K
+// splits reduced through distributed shared memory), bounded by the portable cluster size.
+inline constexpr int kMaxWgmmaCluster = 8;
+// Row blocks that share each activation copy (bulk copy with multicast). Measured on the H200: 2-,
+// 4- and 8-CTA groups made every shape 2-5x slower than no multicast (the stage round trip through
+// every CTA of the group dominates), so the rule does not multicast; FP4GEMM_WGMMA_SHAPE can.
+inline constexpr int kWgmmaMulticast = 1;
 // Fewest chunks a split should stream (shorter runs do not amortise the pipeline fill).
 inline constexpr int kMinWgmmaChunksPerSplit = 8;
-// CTAs per SM the grid should offer before K is split further.
+// CTAs per SM the grid should offer: 64-row CTAs while they fit this many per SM, and K is split
+// until the grid has one CTA per SM (the sweep's winners at M = 64, bench/results/).
 inline constexpr int kWgmmaCtasPerSm = 2;
 
 // A CTA is `warpgroups` consumer warpgroups (64 weight rows each) plus one producer warp, over
-// `tokens` (16, 32 or 64) activation rows; `splits` CTAs of one cluster split K.
+// `tokens` (16, 32 or 64) activation rows; a cluster is `multicast` CTAs along N sharing the
+// activation copies times `splits` CTAs along K.
 struct WgmmaShape {
   int tokens;
   int warpgroups;
   int splits;
+  int multicast = 1;
 };
 
 // Whether cuda_decode runs the wgmma kernel for M on a GPU of SM `sm` (major * 10 + minor).
@@ -73,8 +83,8 @@ bool use_wgmma_kernel(std::int64_t m, int sm);
 
 WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
 
-// Tuning knob for measurements only: FP4GEMM_WGMMA_SHAPE="warpgroups:splits". Returns false when
-// unset; throws on a malformed value.
+// Tuning knob for measurements only: FP4GEMM_WGMMA_SHAPE="warpgroups:splits[:multicast]". Returns
+// false when unset; throws on a malformed value.
 bool wgmma_shape_override(WgmmaShape& shape);
 
 }  // namespace fp4gemm::cuda_decode

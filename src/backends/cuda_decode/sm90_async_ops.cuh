@@ -51,6 +51,26 @@ __device__ __forceinline__ void bulk_copy_to_shared(void* destination, const voi
                : "memory");
 }
 
+// The same copy delivered to every CTA of the cluster in `cta_mask`, at the same shared-memory
+// offset, each counting the bytes on its own barrier at `barrier`'s offset.
+__device__ __forceinline__ void bulk_copy_to_cluster(void* destination, const void* source, unsigned bytes,
+                                                     std::uint64_t* barrier, std::uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, [%3], %4;" ::"r"(
+          shared_address(destination)),
+      "l"(source), "r"(bytes), "r"(shared_address(barrier)), "h"(cta_mask)
+      : "memory");
+}
+
+// Arrives on the barrier at `barrier`'s offset in the shared memory of cluster CTA `cta_rank`.
+__device__ __forceinline__ void mbarrier_arrive_in_cta(std::uint64_t* barrier, unsigned cta_rank) {
+  asm volatile(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(shared_address(barrier)),
+      "r"(cta_rank)
+      : "memory");
+}
+
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 template <int kPending>

@@ -9,10 +9,14 @@
 // - The producer warp copies the packed activations (activation_pack.hpp) chunk by chunk into a
 //   ring of kWgmmaStages shared-memory stages with 1-D bulk copies; full/empty mbarriers order it
 //   against the consumers.
-// - K is split over the CTAs of a thread-block cluster; after the main loop each CTA leaves its
-//   FP32 partial tile in shared memory and each writes a slice of the output rows, summing the
-//   partials of all CTAs of the cluster (distributed shared memory) in rank order: deterministic,
-//   no workspace and no second kernel.
+// - A cluster is `multicast` x `splits` CTAs. The `multicast` CTAs of a row (neighbouring row
+//   blocks, the same K range) share each activation chunk: each copies a slice of it into all of
+//   them (bulk copy with multicast), so L2 serves the activations once per group instead of once
+//   per CTA; a stage is reused only when every CTA of the group has released it.
+// - K is split over the `splits` CTAs of a column; after the main loop each CTA leaves its FP32
+//   partial tile in shared memory and each writes a slice of the output rows, summing the
+//   partials of its column (distributed shared memory) in rank order: deterministic, no
+//   workspace and no second kernel.
 #include <cooperative_groups.h>
 
 #include "backends/cuda_decode/activation_pack.hpp"
@@ -63,21 +67,26 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
 
   namespace cg = cooperative_groups;
   const cg::cluster_group cluster = cg::this_cluster();
-  const int split = int(cluster.block_rank()), splits = int(cluster.num_blocks());  // the cluster spans gridDim.y
+  const int multicast = int(cluster.dim_blocks().x), splits = int(cluster.dim_blocks().y);  // splits = gridDim.y
+  const int group_rank = int(cluster.block_index().x), split = int(cluster.block_index().y);
+  const auto cluster_rank = [&](int group_member, int split_member) { return unsigned(group_member + split_member * multicast); };
   const int chunk_begin = int(std::int64_t(args.chunks) * split / splits);
   const int chunk_count = int(std::int64_t(args.chunks) * (split + 1) / splits) - chunk_begin;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const std::int64_t first_tile = std::int64_t(blockIdx.x) * Layout::kCtaTiles;  // 8-aligned or 4-aligned
+  // The grid is rounded up to whole multicast groups; CTAs past the last weight record stream the
+  // last CTA's tiles again (their rows are past N and never stored).
+  const std::int64_t weight_tiles = (args.n + kTileRows * kTilesPerBlock - 1) / (kTileRows * kTilesPerBlock) * kTilesPerBlock;
+  const std::int64_t first_tile = min(std::int64_t(blockIdx.x) * Layout::kCtaTiles, weight_tiles - Layout::kCtaTiles);
 
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < kStages; ++stage) {
       mbarrier_init(&full[stage], 1);                 // the producer's expect-bytes arrival
-      mbarrier_init(&empty[stage], kConsumerWarps);  // one arrival per consumer warp
+      mbarrier_init(&empty[stage], kConsumerWarps * multicast);  // every consumer warp of the group
     }
     fence_barrier_init();
   }
   fill_scale_table(scale_table, threadIdx.x, kThreads);
-  __syncthreads();
+  cluster.sync();  // every barrier of the cluster is initialised before any CTA copies or arrives
 
   if (warp == kConsumerWarps) {
     // Producer: one lane streams this split's chunks through the stage ring, three bulk copies
@@ -89,17 +98,24 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
       const std::uint8_t* scales = records + scale_offset(first_tile, chunk_begin, args.chunks, 0);
       const std::uint8_t* activations =
           static_cast<const std::uint8_t*>(args.packed_activations) + std::int64_t(chunk_begin) * Layout::kActivationBytes;
+      const std::uint16_t group_mask = std::uint16_t(((1u << multicast) - 1) << (split * multicast));
       int stage = 0;
       unsigned phase = 0;
       for (int chunk = 0; chunk < chunk_count; ++chunk) {
-        mbarrier_wait(&empty[stage], phase ^ 1);
+        mbarrier_wait(&empty[stage], phase ^ 1);  // released by every CTA of the group
         std::uint8_t* destination = shared + stage * Layout::kStageBytes;
         mbarrier_arrive_expect_bytes(&full[stage], Layout::kStageBytes);
         bulk_copy_to_shared(destination, codes + std::int64_t(chunk) * kRecordBytes, Layout::kCodeBytes, &full[stage]);
         bulk_copy_to_shared(destination + Layout::kCodeBytes, scales + std::int64_t(chunk) * kRecordBytes, Layout::kScaleBytes,
                             &full[stage]);
-        bulk_copy_to_shared(destination + Layout::kActivationOffset, activations + std::int64_t(chunk) * Layout::kActivationBytes,
-                            Layout::kActivationBytes, &full[stage]);
+        const std::uint8_t* chunk_activations = activations + std::int64_t(chunk) * Layout::kActivationBytes;
+        if (multicast == 1) {
+          bulk_copy_to_shared(destination + Layout::kActivationOffset, chunk_activations, Layout::kActivationBytes, &full[stage]);
+        } else {
+          const int slice = Layout::kActivationBytes / multicast;
+          bulk_copy_to_cluster(destination + Layout::kActivationOffset + group_rank * slice, chunk_activations + group_rank * slice,
+                               slice, &full[stage], group_mask);
+        }
         if (++stage == kStages) stage = 0, phase ^= 1;
       }
     }
@@ -147,7 +163,13 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
       for (int block = 0; block < kBlocksPerChunk; ++block)
         for (int r = 0; r < 4; ++r) pin_register(fragments[block][r]);
       __syncwarp();
-      if (lane == 0) mbarrier_arrive(&empty[stage]);
+      if (lane == 0) {
+        if (multicast == 1) {
+          mbarrier_arrive(&empty[stage]);
+        } else {
+          for (int member = 0; member < multicast; ++member) mbarrier_arrive_in_cta(&empty[stage], cluster_rank(member, split));
+        }
+      }
       if (++stage == kStages) stage = 0, phase ^= 1;
     }
   }
@@ -167,7 +189,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
       partial[(row + 8) * Layout::kPartialStride + col + 1] = accumulators[4 * j + 3];
     }
   }
-  cluster.sync();  // every CTA's partial tile is complete
+  cluster.sync();  // every CTA's partial tile is complete (and every copy into this CTA has landed)
 
   // This CTA writes rows [row_begin, row_end) of the cluster's tile: consecutive threads take
   // consecutive weight rows, so stores along N coalesce.
@@ -179,7 +201,8 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
     const std::int64_t n = std::int64_t(blockIdx.x) * Layout::kCtaRows + row;
     if (col >= args.m || n >= args.n) continue;
     float sum = 0.0f;
-    for (int rank = 0; rank < splits; ++rank) sum += cluster.map_shared_rank(partial, rank)[row * Layout::kPartialStride + col];
+    for (int member = 0; member < splits; ++member)
+      sum += cluster.map_shared_rank(partial, cluster_rank(group_rank, member))[row * Layout::kPartialStride + col];
     store_output(args.out, std::int64_t(col) * args.out_stride + n, args.out_dtype, scale * sum);
   }
   cluster.sync();  // keeps this CTA's shared memory alive until the cluster has read it
@@ -189,20 +212,21 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
 }
 
 template <int kTokens, int kWarpgroups>
-cudaError_t launch(const WgmmaGemmArgs& args, int splits, cudaStream_t stream) {
+cudaError_t launch(const WgmmaGemmArgs& args, int splits, int multicast, cudaStream_t stream) {
   using Layout = WgmmaSharedLayout<kTokens, kWarpgroups>;
   const auto kernel = wgmma_gemm_kernel<kTokens, kWarpgroups>;
   const cudaError_t configured = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Layout::kBytes);
   if (configured != cudaSuccess) return configured;
-  const std::int64_t row_blocks = (args.n + Layout::kCtaRows - 1) / Layout::kCtaRows;  // CTAs along N
+  const std::int64_t row_blocks = (args.n + Layout::kCtaRows - 1) / Layout::kCtaRows;
+  const std::int64_t ctas_n = (row_blocks + multicast - 1) / multicast * multicast;  // whole multicast groups
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(unsigned(row_blocks), unsigned(splits));
+  config.gridDim = dim3(unsigned(ctas_n), unsigned(splits));
   config.blockDim = dim3(32 * (4 * kWarpgroups + 1));
   config.dynamicSmemBytes = Layout::kBytes;
   config.stream = stream;
   cudaLaunchAttribute cluster;
   cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = 1;
+  cluster.val.clusterDim.x = unsigned(multicast);
   cluster.val.clusterDim.y = unsigned(splits);
   cluster.val.clusterDim.z = 1;
   config.attrs = &cluster;
@@ -215,16 +239,17 @@ cudaError_t launch(const WgmmaGemmArgs& args, int splits, cudaStream_t stream) {
 }  // namespace
 
 cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, const WgmmaShape& shape, cudaStream_t stream) {
-  if (shape.splits < 1 || shape.splits > kMaxWgmmaSplits) return cudaErrorInvalidConfiguration;
+  if (!is_compiled_wgmma_shape(shape)) return cudaErrorInvalidConfiguration;
 #define FP4GEMM_WGMMA_LAUNCH(t, wg) \
-  if (shape.tokens == t && shape.warpgroups == wg) return launch<t, wg>(args, shape.splits, stream);
+  if (shape.tokens == t && shape.warpgroups == wg) return launch<t, wg>(args, shape.splits, shape.multicast, stream);
   FP4GEMM_WGMMA_SHAPES(FP4GEMM_WGMMA_LAUNCH)
 #undef FP4GEMM_WGMMA_LAUNCH
   return cudaErrorInvalidConfiguration;
 }
 
 bool is_compiled_wgmma_shape(const WgmmaShape& shape) {
-  if (shape.splits < 1 || shape.splits > kMaxWgmmaSplits) return false;
+  if (shape.splits < 1 || shape.multicast < 1 || shape.splits * shape.multicast > kMaxWgmmaCluster) return false;
+  if (shape.multicast & (shape.multicast - 1)) return false;  // a power of two divides the activation chunk
 #define FP4GEMM_WGMMA_MATCH(t, wg) \
   if (shape.tokens == t && shape.warpgroups == wg) return true;
   FP4GEMM_WGMMA_SHAPES(FP4GEMM_WGMMA_MATCH)

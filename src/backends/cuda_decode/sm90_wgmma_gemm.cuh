@@ -23,7 +23,8 @@ struct WgmmaGemmArgs {
 // Launches on `stream` (an SM 9.0 GPU only); returns the launch status.
 cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, const WgmmaShape& shape, cudaStream_t stream);
 
-// The (tokens, warpgroups) pairs compiled in; any split count 1..kMaxWgmmaSplits runs.
+// Whether the shape runs: (tokens, warpgroups) compiled in, multicast a power of two, the cluster
+// (multicast x splits) at most kMaxWgmmaCluster CTAs.
 bool is_compiled_wgmma_shape(const WgmmaShape& shape);
 
 }  // namespace fp4gemm::cuda_decode
