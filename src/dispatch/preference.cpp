@@ -48,8 +48,9 @@ const std::vector<PreferenceRow>& preference_table() {
        32},
       {ArchFamily::sm90,
        {"cuda_dequant_cublas", "cuda_decode", "cpu", "ref"},
-       "fp4gemm bench on one H200 (2026-11-30, cuda_decode v7): from M = 48 dequantize + cuBLAS BF16 wins "
-       "(12288x4096: M=48 28.2 vs 43.3 us, M=64 27.9 vs 45.8; 28672x8192: M=48 117 vs 182)"},
+       "fp4gemm bench on one H200 (2026-11-30): from M = 33 dequantize + cuBLAS BF16 wins on three of the four "
+       "issue-3 shapes even against cuda_decode's wgmma kernel (M=64: 12288x4096 28.2 vs 36.7 us, 4096x4096 "
+       "11.4 vs 21.3, 4096x12288 32.3 vs 42.2); only 28672x8192 is faster in cuda_decode (94.9 vs 118.5)"},
       {ArchFamily::sm8x,
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
        "unmeasured: same reasoning as SM 9.0 (small M is weight-bandwidth bound, large M is BF16-compute bound)"},

@@ -95,8 +95,9 @@ void run_wgmma(const GemmProblem& problem, const DecodeWeight& prepared, const s
 }  // namespace
 
 std::string CudaDecodeBackend::summary() const {
-  return "CUDA small-M kernel (M <= " + std::to_string(cuda_decode::kMaxActivationRows) +
-         "): NVFP4 decoded in registers, BF16 mma.sync, weights streamed once (sm_90a, sm_80)";
+  return "CUDA small-M kernels (M <= " + std::to_string(cuda_decode::kMaxActivationRows) +
+         "): NVFP4 decoded in registers, BF16 mma.sync (wgmma from M = " + std::to_string(cuda_decode::kWgmmaMinM) +
+         " on SM 9.0), weights streamed once (sm_90a, sm_80)";
 }
 
 CheckResult CudaDecodeBackend::check_device(const DeviceInfo& device) const {
