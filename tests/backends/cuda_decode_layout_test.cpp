@@ -195,20 +195,29 @@ TEST(CudaDecodeActivationPack, EveryTokenAndColumnHasItsOwnSlotInTheWeightsKOrde
   }
 }
 
-TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90FromItsMinimumM) {
+TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForTallWeightsFromItsMinimumM) {
   unsetenv("FP4GEMM_DECODE_KERNEL");
-  EXPECT_FALSE(use_wgmma_kernel(64, 80));
-  EXPECT_FALSE(use_wgmma_kernel(64, 100));
-  EXPECT_FALSE(use_wgmma_kernel(kWgmmaMinM - 1, 90));
-  EXPECT_TRUE(use_wgmma_kernel(kWgmmaMinM, 90));
-  EXPECT_TRUE(use_wgmma_kernel(64, 90));
+  EXPECT_FALSE(use_wgmma_kernel(64, 28672, 80));
+  EXPECT_FALSE(use_wgmma_kernel(64, 28672, 100));
+  // The measured winners (bench/results/2026-11-30-h200-wgmma.md).
+  EXPECT_TRUE(use_wgmma_kernel(64, 12288, 90));
+  EXPECT_TRUE(use_wgmma_kernel(64, 28672, 90));
+  EXPECT_TRUE(use_wgmma_kernel(32, 28672, 90));
+  EXPECT_FALSE(use_wgmma_kernel(64, 4096, 90));
+  EXPECT_FALSE(use_wgmma_kernel(32, 12288, 90));
+  EXPECT_FALSE(use_wgmma_kernel(16, 28672, 90));
+  EXPECT_TRUE(use_wgmma_kernel(kWgmmaMinM, kWgmmaMinN, 90));
+  EXPECT_FALSE(use_wgmma_kernel(kWgmmaMinM - 1, kWgmmaMinN, 90));
+  EXPECT_FALSE(use_wgmma_kernel(kWgmmaMinM, kWgmmaMinN - 1, 90));
+  EXPECT_TRUE(use_wgmma_kernel(kWgmmaTallMinM, kWgmmaTallMinN, 90));
+  EXPECT_FALSE(use_wgmma_kernel(kWgmmaTallMinM - 1, kWgmmaTallMinN, 90));
   setenv("FP4GEMM_DECODE_KERNEL", "wgmma", 1);
-  EXPECT_TRUE(use_wgmma_kernel(1, 90));
-  EXPECT_FALSE(use_wgmma_kernel(1, 80));  // never on another GPU
+  EXPECT_TRUE(use_wgmma_kernel(1, 16, 90));
+  EXPECT_FALSE(use_wgmma_kernel(1, 16, 80));  // never on another GPU
   setenv("FP4GEMM_DECODE_KERNEL", "mma", 1);
-  EXPECT_FALSE(use_wgmma_kernel(64, 90));
+  EXPECT_FALSE(use_wgmma_kernel(64, 28672, 90));
   setenv("FP4GEMM_DECODE_KERNEL", "tensor", 1);
-  EXPECT_THROW(use_wgmma_kernel(64, 90), Error);
+  EXPECT_THROW(use_wgmma_kernel(64, 28672, 90), Error);
   unsetenv("FP4GEMM_DECODE_KERNEL");
 }
 

@@ -96,8 +96,8 @@ void run_wgmma(const GemmProblem& problem, const DecodeWeight& prepared, const s
 
 std::string CudaDecodeBackend::summary() const {
   return "CUDA small-M kernels (M <= " + std::to_string(cuda_decode::kMaxActivationRows) +
-         "): NVFP4 decoded in registers, BF16 mma.sync (wgmma from M = " + std::to_string(cuda_decode::kWgmmaMinM) +
-         " on SM 9.0), weights streamed once (sm_90a, sm_80)";
+         "): NVFP4 decoded in registers, BF16 mma.sync (wgmma for tall weights from M = " +
+         std::to_string(cuda_decode::kWgmmaTallMinM) + " on SM 9.0), weights streamed once (sm_90a, sm_80)";
 }
 
 CheckResult CudaDecodeBackend::check_device(const DeviceInfo& device) const {
@@ -201,7 +201,7 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
     }
   }
   cuda::check_device_pointer(out.data, prepared.device, "cuda_decode: output");
-  if (cuda_decode::use_wgmma_kernel(problem.m, prepared.sm)) {
+  if (cuda_decode::use_wgmma_kernel(problem.m, problem.n, prepared.sm)) {
     run_wgmma(problem, prepared, static_cast<const std::uint16_t*>(activations), activation_stride, alpha, out, stream);
   } else {
     run_mma(problem, prepared, activations, activation_stride, alpha, out, stream);

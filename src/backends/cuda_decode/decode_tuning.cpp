@@ -50,7 +50,7 @@ bool shape_override(LaunchShape& shape) {
   return true;
 }
 
-bool use_wgmma_kernel(std::int64_t m, int sm) {
+bool use_wgmma_kernel(std::int64_t m, std::int64_t n, int sm) {
   if (sm != 90) return false;  // wgmma is SM 9.0 only (sm_90a)
   const char* text = std::getenv("FP4GEMM_DECODE_KERNEL");
   if (text != nullptr && *text != '\0') {
@@ -59,7 +59,7 @@ bool use_wgmma_kernel(std::int64_t m, int sm) {
     if (kernel == "mma") return false;
     throw_invalid("FP4GEMM_DECODE_KERNEL must be 'mma' or 'wgmma', not '" + kernel + "'");
   }
-  return m >= kWgmmaMinM;
+  return (m >= kWgmmaMinM && n >= kWgmmaMinN) || (m >= kWgmmaTallMinM && n >= kWgmmaTallMinN);
 }
 
 WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors) {

@@ -46,25 +46,32 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
 bool shape_override(LaunchShape& shape);
 
 // ---- The wgmma kernel (SM 9.0 only; sm90_wgmma_gemm.cu) ----
-// M from which the wgmma kernel replaces the mma.sync one on SM 9.0. Measured on the H200
-// (bench/results/2026-11-30-h200-wgmma.md): at M = 64 it is faster on three of the four issue-3
-// shapes (94.8 vs 192 us on 28672 x 8192); at M = 32 the mma.sync kernel is faster on
-// 12288 x 4096 (20.8 vs 24.0 us), so M <= 32 stays there.
+// Where the wgmma kernel replaces the mma.sync one on SM 9.0, measured on the H200
+// (bench/results/2026-11-30-h200-wgmma.md). The wgmma kernel is bound by activations re-read from
+// L2 by every CTA, so it pays only where the weight is tall enough to amortise them:
+// - M >= 33 and N >= 8192: M = 64 12288x4096 36.7 vs 45.8 us, 28672x8192 94.9 vs 192; but
+//   4096x4096 21.3 vs 16.3 and 4096x12288 42.2 vs 42.3 (so N = 4096 stays on mma.sync);
+// - M >= 17 and N >= 16384: M = 32 28672x8192 ~77 vs 90.0 us; but 12288x4096 24.0 vs 20.4.
 inline constexpr int kWgmmaMinM = 33;
+inline constexpr std::int64_t kWgmmaMinN = 8192;
+inline constexpr int kWgmmaTallMinM = 17;
+inline constexpr std::int64_t kWgmmaTallMinN = 16384;
+
 // Pipeline stages per CTA: each holds one chunk's weight codes and scales for the CTA's rows and
-// the chunk's activations, filled by bulk copies (bytes in flight cost no registers).
+// the chunk's activations, filled by bulk copies (bytes in flight cost no registers). Measured:
+// 4 and 8 tie on the chosen shapes, 12 (one CTA per SM) is 15-70% slower.
 inline constexpr int kWgmmaStages = 8;
 // A cluster is multicast x splits CTAs (neighbouring row blocks sharing activation copies, times K
 // splits reduced through distributed shared memory), bounded by the portable cluster size.
 inline constexpr int kMaxWgmmaCluster = 8;
 // Row blocks that share each activation copy (bulk copy with multicast). Measured on the H200: 2-,
-// 4- and 8-CTA groups made every shape 2-5x slower than no multicast (the stage round trip through
-// every CTA of the group dominates), so the rule does not multicast; FP4GEMM_WGMMA_SHAPE can.
+// 4- and 8-CTA groups made every shape 2-5x slower than no multicast (likely the per-stage release
+// handshake across the group; not diagnosed), so the rule does not multicast; FP4GEMM_WGMMA_SHAPE can.
 inline constexpr int kWgmmaMulticast = 1;
 // Fewest chunks a split should stream (shorter runs do not amortise the pipeline fill).
 inline constexpr int kMinWgmmaChunksPerSplit = 8;
-// CTAs per SM the grid should offer: 64-row CTAs while they fit this many per SM, and K is split
-// until the grid has one CTA per SM (the sweep's winners at M = 64, bench/results/).
+// 64-row CTAs while they fit this many per SM (else 128-row ones); then K is split while the
+// doubled grid still fits one CTA per SM (choose_wgmma_shape: the sweep's winners at M = 64).
 inline constexpr int kWgmmaCtasPerSm = 2;
 
 // A CTA is `warpgroups` consumer warpgroups (64 weight rows each) plus one producer warp, over
@@ -77,9 +84,9 @@ struct WgmmaShape {
   int multicast = 1;
 };
 
-// Whether cuda_decode runs the wgmma kernel for M on a GPU of SM `sm` (major * 10 + minor).
-// FP4GEMM_DECODE_KERNEL=mma|wgmma overrides the M rule for measurements (SM 9.0 only).
-bool use_wgmma_kernel(std::int64_t m, int sm);
+// Whether cuda_decode runs the wgmma kernel for an M x N problem on a GPU of SM `sm` (major * 10 +
+// minor). FP4GEMM_DECODE_KERNEL=mma|wgmma overrides the rule for measurements (SM 9.0 only).
+bool use_wgmma_kernel(std::int64_t m, std::int64_t n, int sm);
 
 WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
 
