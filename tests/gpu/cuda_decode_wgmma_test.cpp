@@ -38,13 +38,16 @@ std::optional<DeviceInfo> hopper_gpu() {
   return std::nullopt;
 }
 
-std::string check_once(Backend& backend, const DeviceInfo& gpu, const GemmCase& c, TestStream& stream) {
+// One case on fresh random operands; activation and output rows `*_stride` elements apart (0:
+// packed). Returns the failures, empty when every element matches and nothing else was written.
+std::string check_once(Backend& backend, const DeviceInfo& gpu, const GemmCase& c, TestStream& stream,
+                       std::int64_t activation_stride = 0, std::int64_t output_stride = 0) {
   const std::uint64_t seed = fresh_seed();
   std::mt19937_64 rng(seed);
   const GemmOperands operands = make_operands(c, rng);
   const auto prepared = backend.prepare(operands.weight.view(), gpu);
-  const DeviceActivation activation = upload_activation(operands, gpu.index);
-  DeviceOutput out(c.m, c.n, c.output, gpu.index);
+  const DeviceActivation activation = upload_activation(operands, gpu.index, activation_stride);
+  DeviceOutput out(c.m, c.n, c.output, gpu.index, output_stride);
   backend.run(activation.view, *prepared, operands.alpha, out.view(), {stream.get()});
   stream.synchronize();
   out.download();
@@ -96,6 +99,21 @@ TEST(CudaDecodeWgmma, EveryActivationAndOutputType) {
         ASSERT_TRUE(failures.empty()) << failures;
       }
     }
+  }
+}
+
+// Activations whose rows are not 16-byte aligned (staged by a copy, then packed): a row stride of
+// K + 3 elements with NaN between rows, and an output row stride of N + 5.
+TEST(CudaDecodeWgmma, OddActivationAndOutputRowStrides) {
+  const auto gpu = hopper_gpu();
+  if (!gpu) GTEST_SKIP() << "needs an SM 9.0 GPU";
+  auto backend = make_backend("cuda_decode");
+  TestStream stream;
+  const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", "wgmma");
+  for (std::int64_t m : {3, 33, 64}) {
+    const GemmCase c{m, 300, 1040, ActivationType::bf16, DType::bf16};
+    const std::string failures = check_once(*backend, *gpu, c, stream, c.k + 3, c.n + 5);
+    ASSERT_TRUE(failures.empty()) << failures;
   }
 }
 

@@ -6,9 +6,9 @@
 
 #include "backends/cuda_common/cuda_check.hpp"
 #include "backends/cuda_common/device_buffer.hpp"
+#include "backends/cuda_decode/activation_pack.hpp"
 #include "backends/cuda_decode/decode_layout.hpp"
 #include "backends/cuda_decode/decode_tuning.hpp"
-#include "backends/cuda_decode/activation_pack.hpp"
 #include "backends/cuda_decode/sm90_decode_gemm.cuh"
 #include "backends/cuda_decode/sm90_wgmma_gemm.cuh"
 #include "backends/cuda_dequant_cublas/dequant_kernels.hpp"
@@ -166,6 +166,7 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
   if (problem.m == 0 || problem.n == 0) return;
   cuda::DeviceGuard guard(prepared.device);
   const auto stream = static_cast<cudaStream_t>(context.cuda_stream);
+  const bool wgmma = cuda_decode::use_wgmma_kernel(problem.m, problem.n, prepared.sm);
   const void* activations = a.dense.data;
   std::int64_t activation_stride = a.dense.stride();
   std::unique_ptr<cuda::StreamBuffer> staged;  // a staged copy of the activations, when one is needed
@@ -187,8 +188,9 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
     activation_stride = problem.k;
   } else {
     cuda::check_device_pointer(a.dense.data, prepared.device, "cuda_decode: activation");
-    // NOTE: the kernel reads each lane's 16 activations as two 16-byte loads, so base and row
-    // stride must keep 16-byte alignment; other views are copied into a packed buffer first.
+    // NOTE: the mma.sync kernel reads each lane's 16 activations as two 16-byte loads, so base and
+    // row stride must keep 16-byte alignment; other views are copied into a packed buffer first
+    // (for the wgmma kernel's pack too: the copy also covers bases that are not 2-byte aligned).
     if (reinterpret_cast<std::uintptr_t>(activations) % 16 != 0 || activation_stride % 8 != 0) {
       staged = std::make_unique<cuda::StreamBuffer>(static_cast<std::size_t>(problem.m * problem.k) * 2, stream,
                                                     "cuda_decode: aligned copy of the BF16 activations");
@@ -201,7 +203,7 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
     }
   }
   cuda::check_device_pointer(out.data, prepared.device, "cuda_decode: output");
-  if (cuda_decode::use_wgmma_kernel(problem.m, problem.n, prepared.sm)) {
+  if (wgmma) {
     run_wgmma(problem, prepared, static_cast<const std::uint16_t*>(activations), activation_stride, alpha, out, stream);
   } else {
     run_mma(problem, prepared, activations, activation_stride, alpha, out, stream);
