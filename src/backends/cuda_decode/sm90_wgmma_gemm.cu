@@ -1,18 +1,20 @@
-// NVFP4 x BF16 GEMM for 16 < M <= 64 on Hopper: the weight stream and decode of the mma.sync
-// kernel (sm90_decode_gemm.cu, decode_layout.hpp), multiplied with warpgroup MMAs so that one
-// copy of the activations in shared memory serves a whole CTA instead of each warp loading its own.
+// NVFP4 x BF16 GEMM for small M on Hopper (cuda_decode picks it for tall weights from M = 17,
+// use_wgmma_kernel): the weight decode of the mma.sync kernel (sm90_decode_gemm.cu,
+// decode_layout.hpp), multiplied with warpgroup MMAs so that one copy of the activations in
+// shared memory serves a whole CTA instead of each warp loading its own.
 //
 // A CTA is `kWarpgroups` consumer warpgroups and one producer warp.
-// - Each consumer warp streams one 16-row weight tile through a register ring and decodes each
-//   64-column chunk into four 16x16 A fragments; its warpgroup (64 rows) then runs four
-//   wgmma.m64nTk16 with A from registers and B (T = kTokens activation rows) from shared memory.
-// - The producer warp copies the packed activations (activation_pack.hpp) chunk by chunk into a
-//   ring of kWgmmaStages shared-memory stages with 1-D bulk copies; full/empty mbarriers order it
-//   against the consumers.
+// - The producer lane fills a ring of kWgmmaStages shared-memory stages with 1-D bulk copies:
+//   per chunk, the CTA's codes and scales (contiguous inside the chunk's weight record) and the
+//   packed activations (activation_pack_layout.hpp). Full/empty mbarriers order it against the
+//   consumers.
+// - Each consumer warp decodes its 16-row tile of the chunk from the stage into four 16x16 A
+//   fragments; its warpgroup (64 rows) then runs four wgmma.m64nTk16 with A from registers and B
+//   (T = kTokens activation rows) from the stage, waits for them and releases the stage.
 // - A cluster is `multicast` x `splits` CTAs. The `multicast` CTAs of a row (neighbouring row
 //   blocks, the same K range) share each activation chunk: each copies a slice of it into all of
-//   them (bulk copy with multicast), so L2 serves the activations once per group instead of once
-//   per CTA; a stage is reused only when every CTA of the group has released it.
+//   them (bulk copy with multicast), and a stage is reused only when every CTA of the group has
+//   released it. (Measured slower; the default shape rule uses groups of one.)
 // - K is split over the `splits` CTAs of a column; after the main loop each CTA leaves its FP32
 //   partial tile in shared memory and each writes a slice of the output rows, summing the
 //   partials of its column (distributed shared memory) in rank order: deterministic, no
