@@ -45,12 +45,11 @@ HostCopy copy_to_host(const Nvfp4View& weight) {
   return copy;
 }
 
-void run_mma(const GemmProblem& problem, const DecodeWeight& prepared, const void* activations, std::int64_t activation_stride,
-             float alpha, const MutableDenseView& out, cudaStream_t stream) {
-  cuda_decode::DecodeGemmArgs args;
+// The fields both kernels' arguments share.
+template <class Args>
+Args kernel_args(const GemmProblem& problem, const DecodeWeight& prepared, float alpha, const MutableDenseView& out) {
+  Args args;
   args.records = prepared.records.data();
-  args.activations = activations;
-  args.activation_stride = activation_stride;
   args.out = out.data;
   args.out_stride = out.stride();
   args.out_dtype = out.dtype;
@@ -59,6 +58,14 @@ void run_mma(const GemmProblem& problem, const DecodeWeight& prepared, const voi
   args.k = int(problem.k);
   args.chunks = int(prepared.chunks);
   args.alpha = alpha;
+  return args;
+}
+
+void run_mma(const GemmProblem& problem, const DecodeWeight& prepared, const void* activations, std::int64_t activation_stride,
+             float alpha, const MutableDenseView& out, cudaStream_t stream) {
+  auto args = kernel_args<cuda_decode::DecodeGemmArgs>(problem, prepared, alpha, out);
+  args.activations = activations;
+  args.activation_stride = activation_stride;
   cuda_decode::LaunchShape shape = cuda_decode::choose_launch_shape(problem.m, problem.n, problem.k, prepared.multiprocessors);
   if (cuda_decode::shape_override(shape) && !cuda_decode::is_compiled_shape(shape)) {
     throw_invalid("FP4GEMM_DECODE_SHAPE names a CTA shape this build does not compile");
@@ -78,17 +85,8 @@ void run_wgmma(const GemmProblem& problem, const DecodeWeight& prepared, const s
   cuda::check_cuda(cuda_decode::launch_pack_activations(activations, activation_stride, int(problem.m), int(problem.k),
                                                         shape.tokens, int(prepared.chunks), packed.data(), stream),
                    "cuda_decode: packing the activations");
-  cuda_decode::WgmmaGemmArgs args;
-  args.records = prepared.records.data();
+  auto args = kernel_args<cuda_decode::WgmmaGemmArgs>(problem, prepared, alpha, out);
   args.packed_activations = packed.data();
-  args.out = out.data;
-  args.out_stride = out.stride();
-  args.out_dtype = out.dtype;
-  args.m = int(problem.m);
-  args.n = int(problem.n);
-  args.k = int(problem.k);
-  args.chunks = int(prepared.chunks);
-  args.alpha = alpha;
   cuda::check_cuda(cuda_decode::launch_wgmma_gemm(args, shape, stream), "cuda_decode: launching the wgmma kernel");
 }
 
