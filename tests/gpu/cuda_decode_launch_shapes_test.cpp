@@ -5,11 +5,9 @@
 // warps with fewer chunks than the register ring holds. Without a GPU every test skips.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "backends/cuda_decode/sm90_decode_gemm.cuh"
-#include "fp4gemm/error.hpp"
 #include "fp4gemm/registry.hpp"
 #include "gpu/gpu_test_support.hpp"
 
@@ -17,15 +15,6 @@ namespace fp4gemm::testing {
 namespace {
 
 constexpr double kRelativeTolerance = 1e-4;  // as in cuda_backend_correctness_test.cpp
-
-// Sets FP4GEMM_DECODE_SHAPE for one scope.
-class ForcedShape {
- public:
-  explicit ForcedShape(const std::string& value) { setenv("FP4GEMM_DECODE_SHAPE", value.c_str(), 1); }
-  ~ForcedShape() { unsetenv("FP4GEMM_DECODE_SHAPE"); }
-  ForcedShape(const ForcedShape&) = delete;
-  ForcedShape& operator=(const ForcedShape&) = delete;
-};
 
 TEST(CudaDecodeLaunchShapes, EveryCompiledShapeMatchesTheReference) {
   const auto gpu = first_gpu();
@@ -40,7 +29,7 @@ TEST(CudaDecodeLaunchShapes, EveryCompiledShapeMatchesTheReference) {
       for (std::int64_t m : {1, 3, 9, 16, 24, 64}) {
         const cuda_decode::LaunchShape shape{m <= 8 ? 1 : m <= 16 ? 2 : m <= 32 ? 4 : 8, warps_n, warps_k};
         if (!cuda_decode::is_compiled_shape(shape)) continue;
-        const ForcedShape forced(std::to_string(warps_n) + ":" + std::to_string(warps_k));
+        const ScopedEnv forced("FP4GEMM_DECODE_SHAPE", std::to_string(warps_n) + ":" + std::to_string(warps_k));
         // 37 and 300 rows: partial CTAs; K = 16, 80, 1040: partial chunks; 4160 = 65 chunks, which
         // no split divides; 16 and 80 leave most warps of an 8-way split without a chunk.
         for (std::int64_t n : {37, 300}) {
@@ -75,17 +64,10 @@ TEST(CudaDecodeLaunchShapes, AShapeThisBuildDoesNotCompileIsAClearError) {
   auto backend = make_backend("cuda_decode");
   if (!backend->check_device(*gpu)) GTEST_SKIP() << "cuda_decode cannot run on " << gpu->to_string();
   TestStream stream;
-  const GemmCase c{1, 64, 64, ActivationType::bf16, DType::f32};
-  std::mt19937_64 rng(fresh_seed());
-  const GemmOperands operands = make_operands(c, rng);
-  const auto prepared = backend->prepare(operands.weight.view(), *gpu);
-  const DeviceActivation activation = upload_activation(operands, gpu->index);
-  DeviceOutput out(c.m, c.n, c.output, gpu->index);
-  const ForcedShape forced("3:3");
-  EXPECT_THROW(backend->run(activation.view, *prepared, operands.alpha, out.view(), {stream.get()}), Error);
-  stream.synchronize();
-  out.download();
-  EXPECT_TRUE(out.untouched());
+  const ScopedEnv forced("FP4GEMM_DECODE_SHAPE", "3:3");
+  const RefusedRun run = run_expecting_refusal(*backend, *gpu, {1, 64, 64, ActivationType::bf16, DType::f32}, stream);
+  EXPECT_TRUE(run.threw);
+  EXPECT_TRUE(run.output_untouched);
 }
 
 }  // namespace

@@ -6,12 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <array>
-#include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "backends/cuda_decode/decode_tuning.hpp"
 #include "backends/cuda_decode/sm90_wgmma_gemm.cuh"
-#include "fp4gemm/error.hpp"
 #include "fp4gemm/registry.hpp"
 #include "gpu/gpu_test_support.hpp"
 
@@ -20,47 +19,41 @@ namespace {
 
 constexpr double kRelativeTolerance = 1e-4;  // as in cuda_backend_correctness_test.cpp
 
-// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) { setenv(name, value.c_str(), 1); }
-  ~ScopedEnv() { unsetenv(name_); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
+// Every test needs an SM 9.0 GPU (the kernel is sm_90a only), the backend and a stream.
+class CudaDecodeWgmma : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto gpu = first_gpu();
+    if (!gpu) GTEST_SKIP() << "needs an SM 9.0 GPU: " << cuda_unavailable_reason();
+    if (gpu->sm() != 90) GTEST_SKIP() << "needs an SM 9.0 GPU, not " << gpu->to_string();
+    gpu_ = *gpu;
+    backend_ = make_backend("cuda_decode");
+    stream_ = std::make_unique<TestStream>();
+  }
 
- private:
-  const char* name_;
+  // One case on fresh random operands; activation and output rows `*_stride` elements apart (0:
+  // packed). Returns the failures, empty when every element matches and nothing else was written.
+  std::string check(const GemmCase& c, std::int64_t activation_stride = 0, std::int64_t output_stride = 0) {
+    const std::uint64_t seed = fresh_seed();
+    std::mt19937_64 rng(seed);
+    const GemmOperands operands = make_operands(c, rng);
+    const auto prepared = backend_->prepare(operands.weight.view(), gpu_);
+    const DeviceActivation activation = upload_activation(operands, gpu_.index, activation_stride);
+    DeviceOutput out(c.m, c.n, c.output, gpu_.index, output_stride);
+    backend_->run(activation.view, *prepared, operands.alpha, out.view(), {stream_->get()});
+    stream_->synchronize();
+    out.download();
+    std::string failures = compare_with_reference(operands, out.values(), c.m, c.n, c.output, kRelativeTolerance);
+    if (!out.only_elements_written()) failures += "wrote outside the output\n";
+    return failures.empty() ? "" : c.to_string() + " seed " + std::to_string(seed) + "\n" + failures;
+  }
+
+  DeviceInfo gpu_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<TestStream> stream_;
 };
 
-std::optional<DeviceInfo> hopper_gpu() {
-  const auto gpu = first_gpu();
-  if (gpu && gpu->sm() == 90) return gpu;
-  return std::nullopt;
-}
-
-// One case on fresh random operands; activation and output rows `*_stride` elements apart (0:
-// packed). Returns the failures, empty when every element matches and nothing else was written.
-std::string check_once(Backend& backend, const DeviceInfo& gpu, const GemmCase& c, TestStream& stream,
-                       std::int64_t activation_stride = 0, std::int64_t output_stride = 0) {
-  const std::uint64_t seed = fresh_seed();
-  std::mt19937_64 rng(seed);
-  const GemmOperands operands = make_operands(c, rng);
-  const auto prepared = backend.prepare(operands.weight.view(), gpu);
-  const DeviceActivation activation = upload_activation(operands, gpu.index, activation_stride);
-  DeviceOutput out(c.m, c.n, c.output, gpu.index, output_stride);
-  backend.run(activation.view, *prepared, operands.alpha, out.view(), {stream.get()});
-  stream.synchronize();
-  out.download();
-  std::string failures = compare_with_reference(operands, out.values(), c.m, c.n, c.output, kRelativeTolerance);
-  if (!out.only_elements_written()) failures += "wrote outside the output\n";
-  return failures.empty() ? "" : c.to_string() + " seed " + std::to_string(seed) + "\n" + failures;
-}
-
-TEST(CudaDecodeWgmma, EveryCompiledShapeAndSplitMatchesTheReference) {
-  const auto gpu = hopper_gpu();
-  if (!gpu) GTEST_SKIP() << "needs an SM 9.0 GPU: " << (first_gpu() ? first_gpu()->to_string() : cuda_unavailable_reason());
-  auto backend = make_backend("cuda_decode");
-  TestStream stream;
+TEST_F(CudaDecodeWgmma, EveryCompiledShapeAndSplitMatchesTheReference) {
   const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", "wgmma");
   int shapes_run = 0;
   // (warpgroups, splits, multicast); shapes this build does not run are skipped.
@@ -77,7 +70,7 @@ TEST(CudaDecodeWgmma, EveryCompiledShapeAndSplitMatchesTheReference) {
       const std::string name = std::to_string(warpgroups) + ":" + std::to_string(splits) + ":" + std::to_string(multicast);
       const ScopedEnv forced("FP4GEMM_WGMMA_SHAPE", name);
       for (const auto& [n, k] : sizes) {
-        const std::string failures = check_once(*backend, *gpu, {m, n, k, ActivationType::bf16, DType::f32}, stream);
+        const std::string failures = check({m, n, k, ActivationType::bf16, DType::f32});
         ASSERT_TRUE(failures.empty()) << "wgmma " << name << " " << failures;
       }
       ++shapes_run;
@@ -86,16 +79,12 @@ TEST(CudaDecodeWgmma, EveryCompiledShapeAndSplitMatchesTheReference) {
   EXPECT_GE(shapes_run, 50) << "fewer compiled shapes than expected";
 }
 
-TEST(CudaDecodeWgmma, EveryActivationAndOutputType) {
-  const auto gpu = hopper_gpu();
-  if (!gpu) GTEST_SKIP() << "needs an SM 9.0 GPU";
-  auto backend = make_backend("cuda_decode");
-  TestStream stream;
+TEST_F(CudaDecodeWgmma, EveryActivationAndOutputType) {
   const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", "wgmma");
   for (ActivationType activation : {ActivationType::bf16, ActivationType::nvfp4}) {
     for (DType output : {DType::f32, DType::bf16, DType::f16}) {
       for (std::int64_t m : {17, 40, 64}) {
-        const std::string failures = check_once(*backend, *gpu, {m, 129, 4096, activation, output}, stream);
+        const std::string failures = check({m, 129, 4096, activation, output});
         ASSERT_TRUE(failures.empty()) << failures;
       }
     }
@@ -104,35 +93,20 @@ TEST(CudaDecodeWgmma, EveryActivationAndOutputType) {
 
 // Activations whose rows are not 16-byte aligned (staged by a copy, then packed): a row stride of
 // K + 3 elements with NaN between rows, and an output row stride of N + 5.
-TEST(CudaDecodeWgmma, OddActivationAndOutputRowStrides) {
-  const auto gpu = hopper_gpu();
-  if (!gpu) GTEST_SKIP() << "needs an SM 9.0 GPU";
-  auto backend = make_backend("cuda_decode");
-  TestStream stream;
+TEST_F(CudaDecodeWgmma, OddActivationAndOutputRowStrides) {
   const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", "wgmma");
   for (std::int64_t m : {3, 33, 64}) {
     const GemmCase c{m, 300, 1040, ActivationType::bf16, DType::bf16};
-    const std::string failures = check_once(*backend, *gpu, c, stream, c.k + 3, c.n + 5);
+    const std::string failures = check(c, c.k + 3, c.n + 5);
     ASSERT_TRUE(failures.empty()) << failures;
   }
 }
 
-TEST(CudaDecodeWgmma, AShapeThisBuildDoesNotCompileIsAClearError) {
-  const auto gpu = hopper_gpu();
-  if (!gpu) GTEST_SKIP() << "needs an SM 9.0 GPU";
-  auto backend = make_backend("cuda_decode");
-  TestStream stream;
-  const GemmCase c{40, 64, 64, ActivationType::bf16, DType::f32};
-  std::mt19937_64 rng(fresh_seed());
-  const GemmOperands operands = make_operands(c, rng);
-  const auto prepared = backend->prepare(operands.weight.view(), *gpu);
-  const DeviceActivation activation = upload_activation(operands, gpu->index);
-  DeviceOutput out(c.m, c.n, c.output, gpu->index);
+TEST_F(CudaDecodeWgmma, AShapeThisBuildDoesNotCompileIsAClearError) {
   const ScopedEnv forced("FP4GEMM_WGMMA_SHAPE", "3:2");
-  EXPECT_THROW(backend->run(activation.view, *prepared, operands.alpha, out.view(), {stream.get()}), Error);
-  stream.synchronize();
-  out.download();
-  EXPECT_TRUE(out.untouched());
+  const RefusedRun run = run_expecting_refusal(*backend_, gpu_, {40, 64, 64, ActivationType::bf16, DType::f32}, *stream_);
+  EXPECT_TRUE(run.threw);
+  EXPECT_TRUE(run.output_untouched);
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 #include "gpu/gpu_test_support.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "backends/cuda_common/cuda_check.hpp"
+#include "fp4gemm/error.hpp"
 #include "fp4gemm/format/half.hpp"
 
 namespace fp4gemm::testing {
@@ -116,5 +118,26 @@ TestStream::TestStream() {
 }
 TestStream::~TestStream() { cudaStreamDestroy(stream_); }
 void TestStream::synchronize() const { cuda::check_cuda(cudaStreamSynchronize(stream_), "waiting for the backend's work"); }
+
+ScopedEnv::ScopedEnv(const char* name, const std::string& value) : name_(name) { setenv(name, value.c_str(), 1); }
+ScopedEnv::~ScopedEnv() { unsetenv(name_); }
+
+RefusedRun run_expecting_refusal(Backend& backend, const DeviceInfo& gpu, const GemmCase& c, const TestStream& stream) {
+  std::mt19937_64 rng(fresh_seed());
+  const GemmOperands operands = make_operands(c, rng);
+  const auto prepared = backend.prepare(operands.weight.view(), gpu);
+  const DeviceActivation activation = upload_activation(operands, gpu.index);
+  DeviceOutput out(c.m, c.n, c.output, gpu.index);
+  RefusedRun result;
+  try {
+    backend.run(activation.view, *prepared, operands.alpha, out.view(), {stream.get()});
+  } catch (const Error&) {
+    result.threw = true;
+  }
+  stream.synchronize();
+  out.download();
+  result.output_untouched = out.untouched();
+  return result;
+}
 
 }  // namespace fp4gemm::testing

@@ -54,6 +54,18 @@ class DeviceOutput {
   MutableDenseView view_;
 };
 
+// Sets an environment variable (a backend's tuning knob) for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
 // A non-blocking CUDA stream for the duration of a test.
 class TestStream {
  public:
@@ -67,5 +79,13 @@ class TestStream {
  private:
   cudaStream_t stream_ = nullptr;
 };
+
+// Runs `c` on fresh operands and reports whether run() threw fp4gemm::Error and left every byte of
+// the poisoned output untouched (what a refused configuration must do).
+struct RefusedRun {
+  bool threw = false;
+  bool output_untouched = false;
+};
+RefusedRun run_expecting_refusal(Backend& backend, const DeviceInfo& gpu, const GemmCase& c, const TestStream& stream);
 
 }  // namespace fp4gemm::testing

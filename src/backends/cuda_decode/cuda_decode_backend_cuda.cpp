@@ -46,24 +46,25 @@ HostCopy copy_to_host(const Nvfp4View& weight) {
 }
 
 // The fields both kernels' arguments share.
-template <class Args>
-Args kernel_args(const GemmProblem& problem, const DecodeWeight& prepared, float alpha, const MutableDenseView& out) {
-  Args args;
-  args.records = prepared.records.data();
-  args.out = out.data;
-  args.out_stride = out.stride();
-  args.out_dtype = out.dtype;
-  args.m = int(problem.m);
-  args.n = int(problem.n);
-  args.k = int(problem.k);
-  args.chunks = int(prepared.chunks);
-  args.alpha = alpha;
-  return args;
+cuda_decode::KernelProblem kernel_problem(const GemmProblem& problem, const DecodeWeight& prepared, float alpha,
+                                          const MutableDenseView& out) {
+  cuda_decode::KernelProblem kernel;
+  kernel.records = prepared.records.data();
+  kernel.out = out.data;
+  kernel.out_stride = out.stride();
+  kernel.out_dtype = out.dtype;
+  kernel.m = int(problem.m);
+  kernel.n = int(problem.n);
+  kernel.k = int(problem.k);
+  kernel.chunks = int(prepared.chunks);
+  kernel.alpha = alpha;
+  return kernel;
 }
 
 void run_mma(const GemmProblem& problem, const DecodeWeight& prepared, const void* activations, std::int64_t activation_stride,
              float alpha, const MutableDenseView& out, cudaStream_t stream) {
-  auto args = kernel_args<cuda_decode::DecodeGemmArgs>(problem, prepared, alpha, out);
+  cuda_decode::DecodeGemmArgs args;
+  static_cast<cuda_decode::KernelProblem&>(args) = kernel_problem(problem, prepared, alpha, out);
   args.activations = activations;
   args.activation_stride = activation_stride;
   cuda_decode::LaunchShape shape = cuda_decode::choose_launch_shape(problem.m, problem.n, problem.k, prepared.multiprocessors);
@@ -85,7 +86,8 @@ void run_wgmma(const GemmProblem& problem, const DecodeWeight& prepared, const s
   cuda::check_cuda(cuda_decode::launch_pack_activations(activations, activation_stride, int(problem.m), int(problem.k),
                                                         shape.tokens, int(prepared.chunks), packed.data(), stream),
                    "cuda_decode: packing the activations");
-  auto args = kernel_args<cuda_decode::WgmmaGemmArgs>(problem, prepared, alpha, out);
+  cuda_decode::WgmmaGemmArgs args;
+  static_cast<cuda_decode::KernelProblem&>(args) = kernel_problem(problem, prepared, alpha, out);
   args.packed_activations = packed.data();
   cuda::check_cuda(cuda_decode::launch_wgmma_gemm(args, shape, stream), "cuda_decode: launching the wgmma kernel");
 }

@@ -5,20 +5,13 @@
 #include <cstdint>
 
 #include "backends/cuda_decode/decode_tuning.hpp"
-#include "fp4gemm/types.hpp"
+#include "backends/cuda_decode/kernel_problem.hpp"
 
 namespace fp4gemm::cuda_decode {
 
-struct DecodeGemmArgs {
-  const void* records = nullptr;      // decode layout (decode_layout.hpp), device memory
-  const void* activations = nullptr;  // BF16 [m, activation_stride], device memory, 16-byte aligned
+struct DecodeGemmArgs : KernelProblem {
+  const void* activations = nullptr;   // BF16 [m, activation_stride], device memory, 16-byte aligned
   std::int64_t activation_stride = 0;  // a multiple of 8 elements
-  void* out = nullptr;                // [m, out_stride]
-  std::int64_t out_stride = 0;
-  DType out_dtype = DType::bf16;
-  int m = 0, n = 0, k = 0;
-  int chunks = 0;  // K / 64, rounded up
-  float alpha = 1.0f;
 };
 
 // Launches on `stream`; returns the launch status (cudaSuccess or the error).

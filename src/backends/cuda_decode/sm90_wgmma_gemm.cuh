@@ -5,19 +5,12 @@
 #include <cstdint>
 
 #include "backends/cuda_decode/decode_tuning.hpp"
-#include "fp4gemm/types.hpp"
+#include "backends/cuda_decode/kernel_problem.hpp"
 
 namespace fp4gemm::cuda_decode {
 
-struct WgmmaGemmArgs {
-  const void* records = nullptr;  // decode layout (decode_layout.hpp), device memory
-  const void* packed_activations = nullptr;  // activation_pack.hpp, shape.tokens wide
-  void* out = nullptr;           // [m, out_stride]
-  std::int64_t out_stride = 0;
-  DType out_dtype = DType::bf16;
-  int m = 0, n = 0, k = 0;
-  int chunks = 0;  // K / 64, rounded up
-  float alpha = 1.0f;
+struct WgmmaGemmArgs : KernelProblem {
+  const void* packed_activations = nullptr;  // activation_pack_layout.hpp, shape.tokens wide
 };
 
 // Launches on `stream` (an SM 9.0 GPU only); returns the launch status.
