@@ -103,6 +103,7 @@ TEST_F(CudaDecodeWgmma, OddActivationAndOutputRowStrides) {
 }
 
 TEST_F(CudaDecodeWgmma, AShapeThisBuildDoesNotCompileIsAClearError) {
+  const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", "wgmma");  // N = 64 alone would pick mma.sync
   const ScopedEnv forced("FP4GEMM_WGMMA_SHAPE", "3:2");
   const RefusedRun run = run_expecting_refusal(*backend_, gpu_, {40, 64, 64, ActivationType::bf16, DType::f32}, *stream_);
   EXPECT_TRUE(run.threw);
