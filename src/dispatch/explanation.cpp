@@ -35,6 +35,7 @@ std::string Explanation::to_text() const {
     if (!candidate.ok) text << ": " << candidate.reason;
     text << "\n";
   }
+  if (!order_evidence.empty()) text << "order:    " << order_evidence << "\n";
   text << "choice:   " << (choice.empty() ? "none" : choice) << " — " << choice_reason << "\n";
   if (roofline.available) {
     char seconds[64];

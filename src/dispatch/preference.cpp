@@ -46,11 +46,19 @@ const std::vector<PreferenceRow>& preference_table() {
        "M = 32 (12288x4096: M=1 10.4 vs 26.7 us, M=16 13.6 vs 27.7, M=32 20.8 vs 28.2; 28672x8192: M=1 38.5 "
        "vs 105, M=16 53.6 vs 109, M=32 89.6 vs 112); cuBLASLt has no NVFP4 on sm_90",
        32},
+      // NOTE: N >= 28672 is where the win was measured; at 16384x4096 cuda_decode lost by 1-6%, and
+      // N in between is unmeasured (bench/results/2026-11-30-h200-s4.md).
+      {ArchFamily::sm90,
+       {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
+       "fp4gemm bench on one H200 (2026-11-30): for the tallest weights cuda_decode's wgmma kernel beats "
+       "dequantize + cuBLAS BF16 up to M = 64 (28672x8192: M=33 90.9 vs 111.7 us, M=48 93.0 vs 117.6, "
+       "M=64 94.7 vs 118.7); at 16384x4096 it loses (M=48 36.7 vs 34.9)",
+       64, 28672},
       {ArchFamily::sm90,
        {"cuda_dequant_cublas", "cuda_decode", "cpu", "ref"},
-       "fp4gemm bench on one H200 (2026-11-30): from M = 33 dequantize + cuBLAS BF16 wins on three of the four "
-       "issue-3 shapes even against cuda_decode's wgmma kernel (M=64: 12288x4096 28.2 vs 36.7 us, 4096x4096 "
-       "11.4 vs 21.3, 4096x12288 32.3 vs 42.2); only 28672x8192 is faster in cuda_decode (94.9 vs 118.5)"},
+       "fp4gemm bench on one H200 (2026-11-30): from M = 33 dequantize + cuBLAS BF16 wins on every measured "
+       "shape with N < 28672, even against cuda_decode's wgmma kernel (M=64: 12288x4096 28.2 vs 36.9 us, "
+       "16384x4096 35.3 vs 37.6, 4096x4096 11.4 vs 21.3, 4096x12288 32.3 vs 42.2)"},
       {ArchFamily::sm8x,
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
        "unmeasured: same reasoning as SM 9.0 (small M is weight-bandwidth bound, large M is BF16-compute bound)"},
@@ -62,9 +70,9 @@ const std::vector<PreferenceRow>& preference_table() {
   return table;
 }
 
-const PreferenceRow& preference_for(ArchFamily family, std::int64_t m) {
+const PreferenceRow& preference_for(ArchFamily family, std::int64_t m, std::int64_t n) {
   for (const auto& row : preference_table())
-    if (row.family == family && m <= row.max_m) return row;
+    if (row.family == family && m <= row.max_m && n >= row.min_n) return row;
   throw std::logic_error("preference table has no row for a family");
 }
 

@@ -130,7 +130,7 @@ TEST(ResolutionTable, HostBackendsCloseEveryGpuOrderAndAreCheckedOnTheHost) {
   EXPECT_EQ(cpu->checked_on.rfind("cpu:", 0), 0u) << "host backends are checked on the CPU: " << cpu->checked_on;
 }
 
-// The measured H200 crossover: the decode kernel up to M = 32, dequantize + cuBLAS from M = 33.
+// The measured H200 crossover (N < 28672): the decode kernel up to M = 32, dequantize + cuBLAS from M = 33.
 TEST(ResolutionTable, Sm90SwitchesFromTheDecodeKernelToCublasAboveMThirtyTwo) {
   Runner runner(simulated_options(simulated_gpu(9, 0)));
   for (std::int64_t m : {1, 4, 8, 16, 24, 32}) {
@@ -139,6 +139,23 @@ TEST(ResolutionTable, Sm90SwitchesFromTheDecodeKernelToCublasAboveMThirtyTwo) {
   for (std::int64_t m : {33, 48, 64, 4096}) {
     EXPECT_EQ(runner.explain({m, 12288, 4096, ActivationType::bf16, DType::bf16}).choice, "cuda_dequant_cublas") << m;
   }
+}
+
+// The tallest weights (N >= 28672, measured) keep the decode kernel (its wgmma path) up to M = 64
+// on SM 9.0; 16384 rows go to dequantize + cuBLAS from M = 33 (measured slower in cuda_decode).
+TEST(ResolutionTable, Sm90KeepsTheDecodeKernelForTheTallestWeightsUpToMSixtyFour) {
+  Runner runner(simulated_options(simulated_gpu(9, 0)));
+  for (std::int64_t m : {1, 32, 33, 48, 64}) {
+    EXPECT_EQ(runner.explain({m, 28672, 8192, ActivationType::bf16, DType::bf16}).choice, "cuda_decode") << m;
+    EXPECT_EQ(runner.explain({m, 57344, 8192, ActivationType::bf16, DType::bf16}).choice, "cuda_decode") << m;
+  }
+  EXPECT_EQ(runner.explain({65, 28672, 8192, ActivationType::bf16, DType::bf16}).choice, "cuda_dequant_cublas");
+  EXPECT_EQ(runner.explain({33, 16384, 4096, ActivationType::bf16, DType::bf16}).choice, "cuda_dequant_cublas");
+  EXPECT_EQ(runner.explain({64, 28671, 8192, ActivationType::bf16, DType::bf16}).choice, "cuda_dequant_cublas");
+  // explain cites the measurement behind the order it used.
+  const auto tall = runner.explain({48, 28672, 8192, ActivationType::bf16, DType::bf16});
+  EXPECT_NE(tall.order_evidence.find("28672x8192"), std::string::npos) << tall.order_evidence;
+  EXPECT_NE(tall.to_text().find("order:    " + tall.order_evidence), std::string::npos) << tall.to_text();
 }
 
 TEST(ResolutionTable, EveryFamilyRowEndsWithTheHostBackendsAndCitesEvidence) {

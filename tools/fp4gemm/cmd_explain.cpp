@@ -49,6 +49,7 @@ nlohmann::json to_json(const dispatch::Explanation& explanation) {
                        {"hit", explanation.profile.hit}, {"backend", explanation.profile.backend},
                        {"detail", explanation.profile.detail}}},
           {"candidates", candidates},
+          {"order_evidence", explanation.order_evidence},
           {"choice", explanation.choice},
           {"choice_reason", explanation.choice_reason},
           {"roofline", {{"available", roofline.available}, {"ceilings", roofline.ceilings.label},

@@ -34,6 +34,8 @@ struct Explanation {
   std::string setting_origin;     // where that request came from
   ProfileReport profile;
   std::vector<CandidateReport> candidates;  // in the order they would be tried
+  std::string order_evidence;     // the measurement behind the family's auto order for this problem
+                                  // (empty when the backend was requested or the order was given)
   std::string choice;             // empty when nothing can serve
   std::string choice_reason;      // why this one, or why none
   RooflineEstimate roofline;      // for the choice on the primary device

@@ -47,8 +47,9 @@ bool shape_override(LaunchShape& shape);
 
 // ---- The wgmma kernel (SM 9.0 only; sm90_wgmma_gemm.cu) ----
 // Where the wgmma kernel replaces the mma.sync one on SM 9.0, measured on the H200
-// (bench/results/2026-11-30-h200-wgmma.md). The wgmma kernel is bound by activations re-read from
-// L2 by every CTA, so it pays only where the weight is tall enough to amortise them:
+// (bench/results/2026-11-30-h200-wgmma.md). The wgmma kernel is bound by each warpgroup's serial
+// decode -> MMA -> wait chain with few warpgroups per SM (2026-11-30-h200-s4.md), so it pays only
+// where the weight is tall enough to fill every SM with long K streams:
 // - M >= 33 and N >= 8192: M = 64 12288x4096 36.7 vs 45.8 us, 28672x8192 94.9 vs 192; but
 //   4096x4096 21.3 vs 16.3 and 4096x12288 42.2 vs 42.3 (so N = 4096 stays on mma.sync);
 // - M >= 17 and N >= 16384: M = 32 28672x8192 ~77 vs 90.0 us; but 12288x4096 24.0 vs 20.4.
