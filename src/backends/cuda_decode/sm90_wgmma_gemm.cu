@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < kStages; ++stage) {
       mbarrier_init(&full[stage], 1);                 // the producer's expect-bytes arrival
-      mbarrier_init(&empty[stage], kConsumerWarps * multicast);  // every consumer warp of the group
+      mbarrier_init(&empty[stage], 32 * kConsumerWarps * multicast);  // every consumer lane of the group
     }
     fence_barrier_init();
   }
@@ -164,13 +164,12 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
 #pragma unroll
       for (int block = 0; block < kBlocksPerChunk; ++block)
         for (int r = 0; r < 4; ++r) pin_register(fragments[block][r]);
-      __syncwarp();
-      if (lane == 0) {
-        if (multicast == 1) {
-          mbarrier_arrive(&empty[stage]);
-        } else {
-          for (int member = 0; member < multicast; ++member) mbarrier_arrive_in_cta(&empty[stage], cluster_rank(member, split));
-        }
+      // Every lane releases its own reads of the stage: an arrive orders only the arriving
+      // thread's earlier accesses before the producer's refill.
+      if (multicast == 1) {
+        mbarrier_arrive(&empty[stage]);
+      } else {
+        for (int member = 0; member < multicast; ++member) mbarrier_arrive_in_cta(&empty[stage], cluster_rank(member, split));
       }
       if (++stage == kStages) stage = 0, phase ^= 1;
     }
