@@ -52,7 +52,7 @@ const std::vector<PreferenceRow>& preference_table() {
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
        "fp4gemm bench on one H200 (2026-11-30): for the tallest weights cuda_decode's wgmma kernel beats "
        "dequantize + cuBLAS BF16 up to M = 64 (28672x8192: M=33 90.9 vs 111.7 us, M=48 93.0 vs 117.6, "
-       "M=64 94.7 vs 118.7); at 16384x4096 it loses (M=48 36.7 vs 34.9)",
+       "M=64 94.9 vs 118.4); at 16384x4096 it loses (M=48 36.7 vs 34.9)",
        64, 28672},
       {ArchFamily::sm90,
        {"cuda_dequant_cublas", "cuda_decode", "cpu", "ref"},

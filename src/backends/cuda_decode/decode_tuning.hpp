@@ -52,7 +52,8 @@ bool shape_override(LaunchShape& shape);
 // where the weight is tall enough to fill every SM with long K streams:
 // - M >= 33 and N >= 8192: M = 64 12288x4096 36.7 vs 45.8 us, 28672x8192 94.9 vs 192; but
 //   4096x4096 21.3 vs 16.3 and 4096x12288 42.2 vs 42.3 (so N = 4096 stays on mma.sync);
-// - M >= 17 and N >= 16384: M = 32 28672x8192 ~77 vs 90.0 us; but 12288x4096 24.0 vs 20.4.
+// - M >= 17 and N >= 16384: M = 32 28672x8192 77.9 vs 90.0 us (2026-11-30-h200-s4.md); but 12288x4096
+//   24.0 vs 20.4.
 inline constexpr int kWgmmaMinM = 33;
 inline constexpr std::int64_t kWgmmaMinN = 8192;
 inline constexpr int kWgmmaTallMinM = 17;
