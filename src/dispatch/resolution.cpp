@@ -96,11 +96,13 @@ Plan plan_for(const RunnerState& state, const GemmProblem& problem) {
   } else {
     const std::string profile_choice = consult_profile(state, problem, explanation);
     if (!profile_choice.empty()) explanation.candidates.push_back(assess(state, profile_choice, "profile", problem));
-    const PreferenceRow& row = preference_for(family, problem.m, problem.n);
-    const bool table_order = state.options.auto_order.empty();
-    if (table_order) explanation.order_evidence = row.evidence;
-    const std::vector<std::string>& order = table_order ? row.order : state.options.auto_order;
-    for (const auto& name : order)
+    const std::vector<std::string>* order = &state.options.auto_order;
+    if (order->empty()) {
+      const PreferenceRow& row = preference_for(family, problem.m, problem.n);
+      explanation.order_evidence = row.evidence;
+      order = &row.order;
+    }
+    for (const auto& name : *order)
       if (name != profile_choice) explanation.candidates.push_back(assess(state, name, "auto order", problem));
   }
 
