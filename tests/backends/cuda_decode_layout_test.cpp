@@ -221,6 +221,25 @@ TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForTallWeightsFromItsMinimumM) {
   unsetenv("FP4GEMM_DECODE_KERNEL");
 }
 
+TEST(CudaDecodeTuning, ProgrammaticLaunchOnlyWhenAskedForAndOnSm90AndNewer) {
+  unsetenv("FP4GEMM_PDL");
+  EXPECT_FALSE(use_programmatic_launch(90));  // off by default: it measured no faster
+  EXPECT_FALSE(use_programmatic_launch(80));
+  setenv("FP4GEMM_PDL", "1", 1);
+  EXPECT_FALSE(use_programmatic_launch(80));  // griddepcontrol needs SM 9.0
+  EXPECT_FALSE(use_programmatic_launch(89));
+  EXPECT_TRUE(use_programmatic_launch(90));
+  EXPECT_TRUE(use_programmatic_launch(100));
+  setenv("FP4GEMM_PDL", "0", 1);
+  EXPECT_FALSE(use_programmatic_launch(90));
+  setenv("FP4GEMM_PDL", "1", 1);
+  EXPECT_TRUE(use_programmatic_launch(90));
+  EXPECT_FALSE(use_programmatic_launch(80));  // never before SM 9.0
+  setenv("FP4GEMM_PDL", "yes", 1);
+  EXPECT_THROW(use_programmatic_launch(90), Error);
+  unsetenv("FP4GEMM_PDL");
+}
+
 TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
   for (std::int64_t m = 1; m <= kMaxActivationRows; ++m) {
     for (std::int64_t n : {16, 4096, 28672}) {

@@ -1,5 +1,7 @@
 #include "backends/cuda_decode/activation_pack.hpp"
 
+#include "backends/cuda_decode/programmatic_launch.cuh"
+
 namespace fp4gemm::cuda_decode {
 namespace {
 
@@ -8,6 +10,8 @@ namespace {
 // four lane blocks write whole 128-byte core-matrix rows for each (block, k-half).
 __global__ void pack_activations_kernel(const std::uint16_t* activations, std::int64_t stride, int m, int k, int tokens,
                                         int chunks, std::uint32_t* packed) {
+  allow_dependent_launch();
+  wait_for_prior_grids();  // the activations are the previous kernel's output
   const std::int64_t index = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (index >= std::int64_t(chunks) * tokens * 4) return;
   const int lane_block = int(index % 4);
@@ -29,13 +33,18 @@ __global__ void pack_activations_kernel(const std::uint16_t* activations, std::i
 }  // namespace
 
 cudaError_t launch_pack_activations(const std::uint16_t* activations, std::int64_t stride, int m, int k, int tokens,
-                                    int chunks, void* packed, cudaStream_t stream) {
+                                    int chunks, void* packed, bool programmatic, cudaStream_t stream) {
   constexpr int kThreads = 256;
   const std::int64_t threads = std::int64_t(chunks) * tokens * 4;
-  const unsigned blocks = unsigned((threads + kThreads - 1) / kThreads);
-  pack_activations_kernel<<<blocks, kThreads, 0, stream>>>(activations, stride, m, k, tokens, chunks,
-                                                          static_cast<std::uint32_t*>(packed));
-  return cudaGetLastError();
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(unsigned((threads + kThreads - 1) / kThreads));
+  config.blockDim = dim3(kThreads);
+  config.stream = stream;
+  cudaLaunchAttribute attribute = programmatic_launch_attribute(programmatic);
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, pack_activations_kernel, activations, stride, m, k, tokens, chunks,
+                            static_cast<std::uint32_t*>(packed));
 }
 
 }  // namespace fp4gemm::cuda_decode

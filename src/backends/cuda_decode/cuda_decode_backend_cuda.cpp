@@ -71,7 +71,8 @@ void run_mma(const GemmProblem& problem, const DecodeWeight& prepared, const voi
   if (cuda_decode::shape_override(shape) && !cuda_decode::is_compiled_shape(shape)) {
     throw_invalid("FP4GEMM_DECODE_SHAPE names a CTA shape this build does not compile");
   }
-  cuda::check_cuda(cuda_decode::launch_decode_gemm(args, shape, stream), "cuda_decode: launching the kernel");
+  cuda::check_cuda(cuda_decode::launch_decode_gemm(args, shape, cuda_decode::use_programmatic_launch(prepared.sm), stream),
+                   "cuda_decode: launching the kernel");
 }
 
 // The wgmma kernel reads activations packed into its shared-memory image (activation_pack.hpp).
@@ -81,15 +82,16 @@ void run_wgmma(const GemmProblem& problem, const DecodeWeight& prepared, const s
   if (cuda_decode::wgmma_shape_override(shape) && !cuda_decode::is_compiled_wgmma_shape(shape)) {
     throw_invalid("FP4GEMM_WGMMA_SHAPE names a CTA shape this build does not compile");
   }
+  const bool programmatic = cuda_decode::use_programmatic_launch(prepared.sm);
   const cuda::StreamBuffer packed(static_cast<std::size_t>(prepared.chunks * cuda_decode::packed_chunk_bytes(shape.tokens)),
                                   stream, "cuda_decode: packed activations");
   cuda::check_cuda(cuda_decode::launch_pack_activations(activations, activation_stride, int(problem.m), int(problem.k),
-                                                        shape.tokens, int(prepared.chunks), packed.data(), stream),
+                                                        shape.tokens, int(prepared.chunks), packed.data(), programmatic, stream),
                    "cuda_decode: packing the activations");
   cuda_decode::WgmmaGemmArgs args;
   static_cast<cuda_decode::KernelProblem&>(args) = kernel_problem(problem, prepared, alpha, out);
   args.packed_activations = packed.data();
-  cuda::check_cuda(cuda_decode::launch_wgmma_gemm(args, shape, stream), "cuda_decode: launching the wgmma kernel");
+  cuda::check_cuda(cuda_decode::launch_wgmma_gemm(args, shape, programmatic, stream), "cuda_decode: launching the wgmma kernel");
 }
 
 }  // namespace

@@ -50,6 +50,16 @@ bool shape_override(LaunchShape& shape) {
   return true;
 }
 
+bool use_programmatic_launch(int sm) {
+  if (sm < 90) return false;  // griddepcontrol is SM 9.0 and newer
+  const char* text = std::getenv("FP4GEMM_PDL");
+  if (text == nullptr || *text == '\0') return false;
+  const std::string value = text;
+  if (value == "1") return true;
+  if (value == "0") return false;
+  throw_invalid("FP4GEMM_PDL must be '0' or '1', not '" + value + "'");
+}
+
 bool use_wgmma_kernel(std::int64_t m, std::int64_t n, int sm) {
   if (sm != 90) return false;  // wgmma is SM 9.0 only (sm_90a)
   const char* text = std::getenv("FP4GEMM_DECODE_KERNEL");

@@ -45,6 +45,14 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
 // shape (m_tiles still follows M). Returns false when unset; throws on a malformed value.
 bool shape_override(LaunchShape& shape);
 
+// Whether the kernels are launched with programmatic dependent launch (programmatic_launch.cuh):
+// only when FP4GEMM_PDL=1, and only on SM 9.0 and newer (throws on a value other than 0 or 1).
+// Off by default because it measured no faster: on the H200, in the bench's CUDA graphs, M = 1 took
+// 5.94 us with it against 5.53 without on 4096x4096, 9.90 against 10.26 on 12288x4096, 38.5 against
+// 39.0 on 28672x8192, and the wgmma kernel at M = 32 on 28672x8192 105.6 against 77.2
+// (bench/results/2026-11-30-h200-s5.md).
+bool use_programmatic_launch(int sm);
+
 // ---- The wgmma kernel (SM 9.0 only; sm90_wgmma_gemm.cu) ----
 // Where the wgmma kernel replaces the mma.sync one on SM 9.0, measured on the H200
 // (bench/results/2026-11-30-h200-wgmma.md). The wgmma kernel is bound by each warpgroup's serial

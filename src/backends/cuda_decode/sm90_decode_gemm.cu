@@ -4,6 +4,7 @@
 // The decode trick and its 2^-8 compensation: decode_device.cuh.
 #include "backends/cuda_decode/decode_device.cuh"
 #include "backends/cuda_decode/decode_layout.hpp"
+#include "backends/cuda_decode/programmatic_launch.cuh"
 #include "backends/cuda_decode/sm90_decode_gemm.cuh"
 
 namespace fp4gemm::cuda_decode {
@@ -73,6 +74,7 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
   __shared__ std::uint32_t scale_table[256];  // E4M3 code -> BF16x2 pair (both lanes the scale)
   __shared__ float partial[kWarpsK][kCtaRows][kCols + 1];  // +1: no bank conflicts on the transpose
 
+  allow_dependent_launch();
   fill_scale_table(scale_table, threadIdx.x, kThreads);
   __syncthreads();
 
@@ -131,6 +133,8 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
         scale_ring[slot] = load_stream_2(scale_round + slot * kScaleStride);
       }
     }
+    // The weight loads above depend on nothing the previous kernel writes; activations do.
+    wait_for_prior_grids();
     if (kPrefetchActivations && chunk_begin < fast_end) load_activation_chunk(activation_round, 0, true, activation_buffers[0]);
 
     // One chunk in ring slot `slot` (kDepth is even, so slot parity is chunk parity within a round).
@@ -182,6 +186,8 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
       compute_chunk(load_stream_16(codes + std::int64_t(chunk) * kCodeStride), load_stream_2(scales + std::int64_t(chunk) * kScaleStride),
                     scale_table, activations, accumulators);
     }
+  } else {
+    wait_for_prior_grids();  // this warp stores outputs below, after the previous kernel is done
   }
 
   // Reduce the kWarpsK partial sums through shared memory. C fragment: c0,c1 are (row g, cols 2t,
@@ -214,11 +220,16 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
 }
 
 template <int kMTiles, int kWarpsN, int kWarpsK>
-cudaError_t launch(const DecodeGemmArgs& args, cudaStream_t stream) {
+cudaError_t launch(const DecodeGemmArgs& args, bool programmatic, cudaStream_t stream) {
   const std::int64_t row_tiles = (args.n + kTileRows - 1) / kTileRows;
-  const dim3 grid(unsigned((row_tiles + kWarpsN - 1) / kWarpsN));
-  decode_gemm_kernel<kMTiles, kWarpsN, kWarpsK><<<grid, 32 * kWarpsN * kWarpsK, 0, stream>>>(args);
-  return cudaGetLastError();
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(unsigned((row_tiles + kWarpsN - 1) / kWarpsN));
+  config.blockDim = dim3(32 * kWarpsN * kWarpsK);
+  config.stream = stream;
+  cudaLaunchAttribute attribute = programmatic_launch_attribute(programmatic);
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, decode_gemm_kernel<kMTiles, kWarpsN, kWarpsK>, args);
 }
 
 // The compiled shapes: decode_tuning.cpp's choices plus the alternatives the sweep compares
@@ -231,9 +242,9 @@ cudaError_t launch(const DecodeGemmArgs& args, cudaStream_t stream) {
 
 }  // namespace
 
-cudaError_t launch_decode_gemm(const DecodeGemmArgs& args, const LaunchShape& shape, cudaStream_t stream) {
+cudaError_t launch_decode_gemm(const DecodeGemmArgs& args, const LaunchShape& shape, bool programmatic, cudaStream_t stream) {
 #define FP4GEMM_DECODE_LAUNCH(mt, wn, wk) \
-  if (shape.m_tiles == mt && shape.warps_n == wn && shape.warps_k == wk) return launch<mt, wn, wk>(args, stream);
+  if (shape.m_tiles == mt && shape.warps_n == wn && shape.warps_k == wk) return launch<mt, wn, wk>(args, programmatic, stream);
   FP4GEMM_DECODE_SHAPES(FP4GEMM_DECODE_LAUNCH)
 #undef FP4GEMM_DECODE_LAUNCH
   return cudaErrorInvalidConfiguration;

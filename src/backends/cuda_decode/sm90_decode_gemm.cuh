@@ -14,8 +14,9 @@ struct DecodeGemmArgs : KernelProblem {
   std::int64_t activation_stride = 0;  // a multiple of 8 elements
 };
 
-// Launches on `stream`; returns the launch status (cudaSuccess or the error).
-cudaError_t launch_decode_gemm(const DecodeGemmArgs& args, const LaunchShape& shape, cudaStream_t stream);
+// Launches on `stream`, with programmatic dependent launch when `programmatic` (SM 9.0+ only,
+// programmatic_launch.cuh); returns the launch status (cudaSuccess or the error).
+cudaError_t launch_decode_gemm(const DecodeGemmArgs& args, const LaunchShape& shape, bool programmatic, cudaStream_t stream);
 
 // The shapes compiled in (for tests and the tuning bench).
 bool is_compiled_shape(const LaunchShape& shape);

@@ -23,6 +23,7 @@
 
 #include "backends/cuda_decode/activation_pack.hpp"
 #include "backends/cuda_decode/decode_device.cuh"
+#include "backends/cuda_decode/programmatic_launch.cuh"
 #include "backends/cuda_decode/sm90_async_ops.cuh"
 #include "backends/cuda_decode/sm90_wgmma_gemm.cuh"
 
@@ -80,6 +81,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
   const std::int64_t weight_tiles = (args.n + kTileRows * kTilesPerBlock - 1) / (kTileRows * kTilesPerBlock) * kTilesPerBlock;
   const std::int64_t first_tile = min(std::int64_t(blockIdx.x) * Layout::kCtaTiles, weight_tiles - Layout::kCtaTiles);
 
+  allow_dependent_launch();
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < kStages; ++stage) {
       mbarrier_init(&full[stage], 1);                 // the producer's expect-bytes arrival
@@ -101,15 +103,28 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
       const std::uint8_t* activations =
           static_cast<const std::uint8_t*>(args.packed_activations) + std::int64_t(chunk_begin) * Layout::kActivationBytes;
       const std::uint16_t group_mask = std::uint16_t(((1u << multicast) - 1) << (split * multicast));
+      // The first ring's weights go out before the wait for the kernel that packed the
+      // activations (programmatic_launch.cuh): they are all this CTA can fetch meanwhile.
+      const int early_chunks = min(chunk_count, kStages);
+      for (int chunk = 0; chunk < early_chunks; ++chunk) {
+        std::uint8_t* destination = shared + chunk * Layout::kStageBytes;
+        mbarrier_arrive_expect_bytes(&full[chunk], Layout::kStageBytes);
+        bulk_copy_to_shared(destination, codes + std::int64_t(chunk) * kRecordBytes, Layout::kCodeBytes, &full[chunk]);
+        bulk_copy_to_shared(destination + Layout::kCodeBytes, scales + std::int64_t(chunk) * kRecordBytes, Layout::kScaleBytes,
+                            &full[chunk]);
+      }
+      wait_for_prior_grids();
       int stage = 0;
       unsigned phase = 0;
       for (int chunk = 0; chunk < chunk_count; ++chunk) {
-        mbarrier_wait(&empty[stage], phase ^ 1);  // released by every CTA of the group
         std::uint8_t* destination = shared + stage * Layout::kStageBytes;
-        mbarrier_arrive_expect_bytes(&full[stage], Layout::kStageBytes);
-        bulk_copy_to_shared(destination, codes + std::int64_t(chunk) * kRecordBytes, Layout::kCodeBytes, &full[stage]);
-        bulk_copy_to_shared(destination + Layout::kCodeBytes, scales + std::int64_t(chunk) * kRecordBytes, Layout::kScaleBytes,
-                            &full[stage]);
+        if (chunk >= early_chunks) {
+          mbarrier_wait(&empty[stage], phase ^ 1);  // released by every CTA of the group
+          mbarrier_arrive_expect_bytes(&full[stage], Layout::kStageBytes);
+          bulk_copy_to_shared(destination, codes + std::int64_t(chunk) * kRecordBytes, Layout::kCodeBytes, &full[stage]);
+          bulk_copy_to_shared(destination + Layout::kCodeBytes, scales + std::int64_t(chunk) * kRecordBytes, Layout::kScaleBytes,
+                              &full[stage]);
+        }
         const std::uint8_t* chunk_activations = activations + std::int64_t(chunk) * Layout::kActivationBytes;
         if (multicast == 1) {
           bulk_copy_to_shared(destination + Layout::kActivationOffset, chunk_activations, Layout::kActivationBytes, &full[stage]);
@@ -126,6 +141,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
   float accumulators[kAccumulators];
 #pragma unroll
   for (int i = 0; i < kAccumulators; ++i) accumulators[i] = 0.0f;
+  if (warp < kConsumerWarps || lane != 0) wait_for_prior_grids();  // before any output store below
   if (warp < kConsumerWarps) {
     const std::uint32_t stages = shared_address(shared);
     // One chunk: decode the warp's tile from the stage, multiply, wait for the MMAs and hand the
@@ -213,7 +229,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
 }
 
 template <int kTokens, int kWarpgroups>
-cudaError_t launch(const WgmmaGemmArgs& args, int splits, int multicast, cudaStream_t stream) {
+cudaError_t launch(const WgmmaGemmArgs& args, int splits, int multicast, bool programmatic, cudaStream_t stream) {
   using Layout = WgmmaSharedLayout<kTokens, kWarpgroups>;
   const auto kernel = wgmma_gemm_kernel<kTokens, kWarpgroups>;
   const cudaError_t configured = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Layout::kBytes);
@@ -225,13 +241,14 @@ cudaError_t launch(const WgmmaGemmArgs& args, int splits, int multicast, cudaStr
   config.blockDim = dim3(32 * (4 * kWarpgroups + 1));
   config.dynamicSmemBytes = Layout::kBytes;
   config.stream = stream;
-  cudaLaunchAttribute cluster;
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = unsigned(multicast);
-  cluster.val.clusterDim.y = unsigned(splits);
-  cluster.val.clusterDim.z = 1;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
+  cudaLaunchAttribute attributes[2];
+  attributes[0].id = cudaLaunchAttributeClusterDimension;
+  attributes[0].val.clusterDim.x = unsigned(multicast);
+  attributes[0].val.clusterDim.y = unsigned(splits);
+  attributes[0].val.clusterDim.z = 1;
+  attributes[1] = programmatic_launch_attribute(programmatic);
+  config.attrs = attributes;
+  config.numAttrs = 2;
   return cudaLaunchKernelEx(&config, kernel, args);
 }
 
@@ -239,10 +256,10 @@ cudaError_t launch(const WgmmaGemmArgs& args, int splits, int multicast, cudaStr
 
 }  // namespace
 
-cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, const WgmmaShape& shape, cudaStream_t stream) {
+cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, const WgmmaShape& shape, bool programmatic, cudaStream_t stream) {
   if (!is_compiled_wgmma_shape(shape)) return cudaErrorInvalidConfiguration;
 #define FP4GEMM_WGMMA_LAUNCH(t, wg) \
-  if (shape.tokens == t && shape.warpgroups == wg) return launch<t, wg>(args, shape.splits, shape.multicast, stream);
+  if (shape.tokens == t && shape.warpgroups == wg) return launch<t, wg>(args, shape.splits, shape.multicast, programmatic, stream);
   FP4GEMM_WGMMA_SHAPES(FP4GEMM_WGMMA_LAUNCH)
 #undef FP4GEMM_WGMMA_LAUNCH
   return cudaErrorInvalidConfiguration;

@@ -13,8 +13,9 @@ struct WgmmaGemmArgs : KernelProblem {
   const void* packed_activations = nullptr;  // activation_pack_layout.hpp, shape.tokens wide
 };
 
-// Launches on `stream` (an SM 9.0 GPU only); returns the launch status.
-cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, const WgmmaShape& shape, cudaStream_t stream);
+// Launches on `stream` (an SM 9.0 GPU only), with programmatic dependent launch when
+// `programmatic` (programmatic_launch.cuh); returns the launch status.
+cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, const WgmmaShape& shape, bool programmatic, cudaStream_t stream);
 
 // Whether the shape runs: (tokens, warpgroups) compiled in, multicast a power of two, the cluster
 // (multicast x splits) at most kMaxWgmmaCluster CTAs.
