@@ -46,13 +46,16 @@ const std::vector<PreferenceRow>& preference_table() {
        "M = 32 (12288x4096: M=1 10.4 vs 26.7 us, M=16 13.6 vs 27.7, M=32 20.8 vs 28.2; 28672x8192: M=1 38.5 "
        "vs 105, M=16 53.6 vs 109, M=32 89.6 vs 112); cuBLASLt has no NVFP4 on sm_90",
        32},
-      // NOTE: N >= 28672 is where the win was measured; at 16384x4096 cuda_decode lost by 1-6%, and
-      // N in between is unmeasured (bench/results/2026-11-30-h200-s4.md).
+      // NOTE: N >= 28672 is where the win was measured; at 16384x4096 cuda_decode lost by 1-6%
+      // (bench/results/2026-11-30-h200-s4.md). In between (K = 8192, bench/results/2026-11-30-h200-s5.md):
+      // 24576 is a tie (within 3%), 20480 a loss (7-8%), so the bound stays at 28672. The wgmma
+      // kernel's time is flat in N there (91-95 us), dequantize + cuBLAS grows with it.
       {ArchFamily::sm90,
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
        "fp4gemm bench on one H200 (2026-11-30): for the tallest weights cuda_decode's wgmma kernel beats "
        "dequantize + cuBLAS BF16 up to M = 64 (28672x8192: M=33 90.9 vs 111.7 us, M=48 93.0 vs 117.6, "
-       "M=64 94.9 vs 118.4); at 16384x4096 it loses (M=48 36.7 vs 34.9)",
+       "M=64 94.9 vs 118.4); at 24576x8192 they tie (M=64 94.8 vs 95.2), at 20480x8192 and 16384x4096 it "
+       "loses (M=33 91.4 vs 85.1; M=48 36.7 vs 34.9)",
        64, 28672},
       {ArchFamily::sm90,
        {"cuda_dequant_cublas", "cuda_decode", "cpu", "ref"},
