@@ -143,29 +143,30 @@ TEST(CudaDecodeTuning, ShapesCoverEveryM) {
         EXPECT_GE(shape.m_tiles * 8, m);
         const int warps = shape.warps_n * shape.warps_k;
         EXPECT_TRUE(warps == 4 || warps == 8) << warps;
+        EXPECT_TRUE(shape.tiles_per_warp == 1 || (shape.tiles_per_warp == 2 && shape.m_tiles <= kMaxPairedMTiles));
       }
     }
   }
 }
 
 TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEnough) {
-  // The four issue-3 shapes on 132 SMs (the sweep's winners at M = 1 and M = 16).
+  // The four issue-3 shapes on 132 SMs (the sweeps' winners at M = 1 and M = 16).
   const auto shape_of = [](std::int64_t m, std::int64_t n, std::int64_t k) {
     const LaunchShape shape = choose_launch_shape(m, n, k, 132);
-    return std::pair<int, int>{shape.warps_n, shape.warps_k};
+    return std::array<int, 3>{shape.warps_n, shape.warps_k, shape.tiles_per_warp};
   };
-  using Shape = std::pair<int, int>;
-  EXPECT_EQ(shape_of(1, 28672, 8192), (Shape{1, 4}));   // 128 chunks: 32 per warp
-  EXPECT_EQ(shape_of(1, 12288, 4096), (Shape{1, 4}));   // 2-way leaves 1536 warps, under 16 per SM
-  EXPECT_EQ(shape_of(1, 4096, 12288), (Shape{1, 8}));   // 192 chunks: capped at 8 ways
-  EXPECT_EQ(shape_of(1, 4096, 4096), (Shape{1, 8}));    // 256 row tiles: split for warps
-  EXPECT_EQ(shape_of(16, 12288, 4096), (Shape{2, 2}));  // two tiles: 20 resident warps, 11 per SM suffice
-  EXPECT_EQ(shape_of(16, 4096, 4096), (Shape{1, 8}));
-  EXPECT_EQ(shape_of(24, 28672, 8192), (Shape{1, 4}));  // four tiles follow the same rule
-  EXPECT_EQ(shape_of(32, 12288, 4096), (Shape{2, 2}));
-  EXPECT_EQ(shape_of(64, 12288, 4096), (Shape{2, 4}));  // eight tiles: a fixed shape
+  using Shape = std::array<int, 3>;
+  EXPECT_EQ(shape_of(1, 28672, 8192), (Shape{1, 4, 2}));   // 896 tile pairs, 128 chunks: 32 per warp
+  EXPECT_EQ(shape_of(1, 12288, 4096), (Shape{1, 8, 2}));   // 384 pairs split 8 ways: 3072 warps
+  EXPECT_EQ(shape_of(1, 4096, 12288), (Shape{1, 8, 1}));   // 128 pairs x 8 = 1024 warps: too few, single tiles
+  EXPECT_EQ(shape_of(1, 4096, 4096), (Shape{1, 8, 1}));    // the same
+  EXPECT_EQ(shape_of(16, 28672, 8192), (Shape{1, 4, 2}));
+  EXPECT_EQ(shape_of(16, 12288, 4096), (Shape{1, 4, 2}));  // 1536 warps: 11 per SM suffice at two tiles
+  EXPECT_EQ(shape_of(16, 4096, 4096), (Shape{1, 8, 1}));
+  EXPECT_EQ(shape_of(24, 28672, 8192), (Shape{1, 4, 1}));  // four activation tiles: one weight tile per warp
+  EXPECT_EQ(shape_of(32, 12288, 4096), (Shape{2, 2, 1}));
+  EXPECT_EQ(shape_of(64, 12288, 4096), (Shape{2, 4, 1}));  // eight tiles: a fixed shape
 }
-
 
 // The packed activations (activation_pack_layout.hpp) fill each chunk exactly once, and k-slot s of
 // MMA block b holds the chunk column the weight layout puts in that slot (decode_layout.hpp:
@@ -278,6 +279,28 @@ TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
   EXPECT_TRUE(wgmma_shape_override(shape));
   EXPECT_EQ(shape.multicast, 4);
   unsetenv("FP4GEMM_WGMMA_SHAPE");
+}
+
+TEST(CudaDecodeTuning, TheShapeKnobTakesTilesPerWarpOptionally) {
+  LaunchShape shape{2, 1, 4};
+  EXPECT_EQ(shape.tiles_per_warp, 1);
+  unsetenv("FP4GEMM_DECODE_SHAPE");
+  EXPECT_FALSE(shape_override(shape));
+  setenv("FP4GEMM_DECODE_SHAPE", "2:2", 1);
+  EXPECT_TRUE(shape_override(shape));
+  EXPECT_EQ(shape.warps_n, 2);
+  EXPECT_EQ(shape.warps_k, 2);
+  EXPECT_EQ(shape.tiles_per_warp, 1);
+  setenv("FP4GEMM_DECODE_SHAPE", "1:8:2", 1);
+  EXPECT_TRUE(shape_override(shape));
+  EXPECT_EQ(shape.warps_n, 1);
+  EXPECT_EQ(shape.warps_k, 8);
+  EXPECT_EQ(shape.tiles_per_warp, 2);
+  for (const char* bad : {"1", "0:4", "1:4:0", "x:y"}) {
+    setenv("FP4GEMM_DECODE_SHAPE", bad, 1);
+    EXPECT_THROW(shape_override(shape), Error) << bad;
+  }
+  unsetenv("FP4GEMM_DECODE_SHAPE");
 }
 
 }  // namespace

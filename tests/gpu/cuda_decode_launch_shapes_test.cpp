@@ -1,4 +1,4 @@
-// `cuda_decode` at every compiled CTA shape, not only the ones choose_launch_shape picks for the
+// `cuda_decode`'s mma.sync kernel at every compiled CTA shape and tiles per warp, not only the ones choose_launch_shape picks for the
 // other tests' problems: each shape is forced through FP4GEMM_DECODE_SHAPE and checked against the
 // CPU `ref` oracle on fresh random inputs, at sizes that leave partial CTAs (N not a multiple of
 // the CTA's rows), partial chunks (K % 64 != 0), K splits that do not divide the chunk count, and
@@ -24,38 +24,41 @@ TEST(CudaDecodeLaunchShapes, EveryCompiledShapeMatchesTheReference) {
   if (!usable) GTEST_SKIP() << "cuda_decode cannot run on " << gpu->to_string() << ": " << usable.reason;
   TestStream stream;
   int shapes_run = 0;
-  for (int warps_n : {1, 2, 4, 8}) {
-    for (int warps_k : {1, 2, 4, 8}) {
-      for (std::int64_t m : {1, 3, 9, 16, 24, 64}) {
-        const cuda_decode::LaunchShape shape{m <= 8 ? 1 : m <= 16 ? 2 : m <= 32 ? 4 : 8, warps_n, warps_k};
-        if (!cuda_decode::is_compiled_shape(shape)) continue;
-        const ScopedEnv forced("FP4GEMM_DECODE_SHAPE", std::to_string(warps_n) + ":" + std::to_string(warps_k));
-        // 37 and 300 rows: partial CTAs; K = 16, 80, 1040: partial chunks; 4160 = 65 chunks, which
-        // no split divides; 16 and 80 leave most warps of an 8-way split without a chunk.
-        for (std::int64_t n : {37, 300}) {
-          for (std::int64_t k : {16, 80, 1040, 4160}) {
-            const GemmCase c{m, n, k, ActivationType::bf16, DType::f32};
-            const std::uint64_t seed = fresh_seed();
-            std::mt19937_64 rng(seed);
-            const GemmOperands operands = make_operands(c, rng);
-            const auto prepared = backend->prepare(operands.weight.view(), *gpu);
-            const DeviceActivation activation = upload_activation(operands, gpu->index);
-            DeviceOutput out(m, n, c.output, gpu->index);
-            backend->run(activation.view, *prepared, operands.alpha, out.view(), {stream.get()});
-            stream.synchronize();
-            out.download();
-            const std::string context = "shape " + std::to_string(warps_n) + ":" + std::to_string(warps_k) + " " +
-                                        c.to_string() + " seed " + std::to_string(seed);
-            const std::string failures = compare_with_reference(operands, out.values(), m, n, c.output, kRelativeTolerance);
-            ASSERT_TRUE(failures.empty()) << context << "\n" << failures;
-            ASSERT_TRUE(out.only_elements_written()) << context << ": wrote outside the output";
+  for (int tiles_per_warp : {1, 2}) {
+    for (int warps_n : {1, 2, 4, 8}) {
+      for (int warps_k : {1, 2, 4, 8}) {
+        for (std::int64_t m : {1, 3, 9, 16, 24, 64}) {
+          const cuda_decode::LaunchShape shape{m <= 8 ? 1 : m <= 16 ? 2 : m <= 32 ? 4 : 8, warps_n, warps_k, tiles_per_warp};
+          if (!cuda_decode::is_compiled_shape(shape)) continue;
+          const std::string name = std::to_string(warps_n) + ":" + std::to_string(warps_k) + ":" + std::to_string(tiles_per_warp);
+          const ScopedEnv forced("FP4GEMM_DECODE_SHAPE", name);
+          // 37 and 300 rows: partial CTAs (37 is 3 tiles: a warp's second tile past N); K = 16, 80,
+          // 1040: partial chunks; 4160 = 65 chunks, which no split divides; 16 and 80 leave most
+          // warps of an 8-way split without a chunk.
+          for (std::int64_t n : {37, 300}) {
+            for (std::int64_t k : {16, 80, 1040, 4160}) {
+              const GemmCase c{m, n, k, ActivationType::bf16, DType::f32};
+              const std::uint64_t seed = fresh_seed();
+              std::mt19937_64 rng(seed);
+              const GemmOperands operands = make_operands(c, rng);
+              const auto prepared = backend->prepare(operands.weight.view(), *gpu);
+              const DeviceActivation activation = upload_activation(operands, gpu->index);
+              DeviceOutput out(m, n, c.output, gpu->index);
+              backend->run(activation.view, *prepared, operands.alpha, out.view(), {stream.get()});
+              stream.synchronize();
+              out.download();
+              const std::string context = "shape " + name + " " + c.to_string() + " seed " + std::to_string(seed);
+              const std::string failures = compare_with_reference(operands, out.values(), m, n, c.output, kRelativeTolerance);
+              ASSERT_TRUE(failures.empty()) << context << "\n" << failures;
+              ASSERT_TRUE(out.only_elements_written()) << context << ": wrote outside the output";
+            }
           }
+          ++shapes_run;
         }
-        ++shapes_run;
       }
     }
   }
-  EXPECT_GE(shapes_run, 10) << "fewer compiled shapes than expected";
+  EXPECT_GE(shapes_run, 20) << "fewer compiled shapes than expected";
 }
 
 TEST(CudaDecodeLaunchShapes, AShapeThisBuildDoesNotCompileIsAClearError) {

@@ -30,23 +30,39 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
   const std::int64_t row_tiles = (n + kTileRows - 1) / kTileRows;
   const std::int64_t chunks = (k + kChunkK - 1) / kChunkK;
   const std::int64_t min_grid_warps = std::int64_t(min_grid_warps_per_sm(shape.m_tiles)) * multiprocessors;
-  int warps_k = kMinWarpsK;
-  while (warps_k < kMaxWarpsK && chunks > std::int64_t(kChunksPerWarp) * warps_k) warps_k *= 2;
-  while (warps_k < kMaxWarpsK && row_tiles * warps_k < min_grid_warps) warps_k *= 2;
-  shape.warps_k = warps_k;
-  shape.warps_n = warps_k >= kMinCtaWarps ? 1 : kMinCtaWarps / warps_k;
+  // The K split for warps that each own `row_units` row positions.
+  const auto split_for = [&](std::int64_t row_units) {
+    int warps_k = kMinWarpsK;
+    while (warps_k < kMaxWarpsK && chunks > std::int64_t(kChunksPerWarp) * warps_k) warps_k *= 2;
+    while (warps_k < kMaxWarpsK && row_units * warps_k < min_grid_warps) warps_k *= 2;
+    return warps_k;
+  };
+  // Two weight tiles per warp halve the activation bytes per weight byte, and pay where the grid
+  // of half as many warps still reaches min_grid_warps (decode_tuning.hpp).
+  const std::int64_t tile_pairs = (row_tiles + 1) / 2;
+  const int paired_split = split_for(tile_pairs);
+  if (shape.m_tiles <= kMaxPairedMTiles && tile_pairs * paired_split >= min_grid_warps) {
+    shape.tiles_per_warp = 2;
+    shape.warps_k = paired_split;
+  } else {
+    shape.warps_k = split_for(row_tiles);
+  }
+  shape.warps_n = shape.warps_k >= kMinCtaWarps ? 1 : kMinCtaWarps / shape.warps_k;
   return shape;
 }
 
 bool shape_override(LaunchShape& shape) {
   const char* text = std::getenv("FP4GEMM_DECODE_SHAPE");
   if (text == nullptr || *text == '\0') return false;
-  int warps_n = 0, warps_k = 0;
-  if (std::sscanf(text, "%d:%d", &warps_n, &warps_k) != 2 || warps_n < 1 || warps_k < 1) {
-    throw_invalid(std::string("FP4GEMM_DECODE_SHAPE must look like 2:4 (warps_n:warps_k), not '") + text + "'");
+  int warps_n = 0, warps_k = 0, tiles_per_warp = 1;
+  const int fields = std::sscanf(text, "%d:%d:%d", &warps_n, &warps_k, &tiles_per_warp);
+  if (fields < 2 || warps_n < 1 || warps_k < 1 || tiles_per_warp < 1) {
+    throw_invalid(std::string("FP4GEMM_DECODE_SHAPE must look like 2:4 or 2:4:2 (warps_n:warps_k[:tiles_per_warp]), not '") +
+                  text + "'");
   }
   shape.warps_n = warps_n;
   shape.warps_k = warps_k;
+  shape.tiles_per_warp = tiles_per_warp;
   return true;
 }
 

@@ -19,13 +19,20 @@ constexpr int weight_chunks_in_flight(int m_tiles) { return m_tiles <= 2 ? 4 : 2
 // spill; for four tiles it took M = 24 from 25.8 to 19.4 us on 12288 x 4096, 92 to 82 on 28672 x 8192).
 constexpr bool prefetch_activations(int m_tiles) { return m_tiles == 2 || m_tiles == 4; }
 
-// Warps per SM the register allocation must leave room for (__launch_bounds__' minimum CTAs).
-constexpr int min_resident_warps(int m_tiles) { return m_tiles == 1 ? 24 : 0; }
+// Warps per SM the register allocation must leave room for (__launch_bounds__' minimum CTAs). Two
+// weight tiles per warp need more than the 80 registers this leaves (20 bytes spilled), so no bound.
+constexpr int min_resident_warps(int m_tiles, int tiles_per_warp) { return m_tiles == 1 && tiles_per_warp == 1 ? 24 : 0; }
 
 // The CTA shape rule for M <= 32 (decode_tuning.cpp): chunks each warp should stream, the fewest
 // warps per SM the grid should offer, CTA size bounds. Fitted to the H200 sweep (bench/results/).
 inline constexpr int kChunksPerWarp = 32;
 constexpr int min_grid_warps_per_sm(int m_tiles) { return m_tiles == 1 ? 16 : 11; }  // ~2/3 of the resident warps
+// Two weight tiles per warp (sharing each activation load) for M <= 8 * kMaxPairedMTiles, when the
+// grid of tile pairs still offers min_grid_warps_per_sm. H200 sweep, bench/results/2026-11-30-h200-s5.md:
+// 28672x8192 M = 1 39.5 -> 34.7 us, M = 16 53.1 -> 45.1; 12288x4096 M = 1 10.3 -> 9.9, M = 16
+// 13.9 -> 11.8; where the pairs leave too few warps it loses (4096x12288 M = 1 10.6 vs 13.6), so
+// N = 4096 keeps one tile per warp. (Two tiles at four activation tiles would need a one-chunk ring.)
+inline constexpr int kMaxPairedMTiles = 2;
 inline constexpr int kMinWarpsK = 2;
 inline constexpr int kMaxWarpsK = 8;
 inline constexpr int kMinCtaWarps = 4;
@@ -36,13 +43,15 @@ struct LaunchShape {
   int m_tiles;   // activation tiles of 8 rows: 1, 2, 4 or 8
   int warps_n;
   int warps_k;
+  int tiles_per_warp = 1;  // weight tiles of 16 rows each warp multiplies with one activation load
 };
 
 // Picks the shape for a problem on a GPU with `multiprocessors` SMs.
 LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
 
-// Tuning knob for measurements only: FP4GEMM_DECODE_SHAPE="warps_n:warps_k" overrides the CTA
-// shape (m_tiles still follows M). Returns false when unset; throws on a malformed value.
+// Tuning knob for measurements only: FP4GEMM_DECODE_SHAPE="warps_n:warps_k[:tiles_per_warp]"
+// overrides the CTA shape (m_tiles still follows M). Returns false when unset; throws on a
+// malformed value.
 bool shape_override(LaunchShape& shape);
 
 // Whether the kernels are launched with programmatic dependent launch (programmatic_launch.cuh):

@@ -60,13 +60,16 @@ __device__ __forceinline__ void compute_chunk(const uint4& code_words, std::uint
   }
 }
 
-template <int kMTiles, int kWarpsN, int kWarpsK>
-__global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMTiles) / (kWarpsN * kWarpsK))
+// kTilesPerWarp weight tiles per warp (side by side in one record) share each activation load:
+// half the L2 -> SM activation bytes per weight byte at 2 (decode_tuning.hpp).
+template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp>
+__global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMTiles, kTilesPerWarp) / (kWarpsN * kWarpsK))
     decode_gemm_kernel(const DecodeGemmArgs args) {
   constexpr int kThreads = 32 * kWarpsN * kWarpsK;
-  constexpr int kCtaRows = kTileRows * kWarpsN;
+  constexpr int kCtaRows = kTileRows * kTilesPerWarp * kWarpsN;
   constexpr int kCols = kMTiles * 8;
-  constexpr int kDepth = weight_chunks_in_flight(kMTiles);
+  // The same weight bytes in flight per warp whatever the tiles per warp.
+  constexpr int kDepth = weight_chunks_in_flight(kMTiles) / kTilesPerWarp;
   constexpr bool kPrefetchActivations = prefetch_activations(kMTiles);
   static_assert(kThreads <= 1024 && kThreads >= 32, "CTA size");
   static_assert(kWarpsK * kCtaRows * (kCols + 1) * 4 + 1024 <= 48 * 1024, "partial sums must fit static shared memory");
@@ -81,17 +84,22 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int warp_n = warp % kWarpsN, warp_k = warp / kWarpsN;
   const int group = lane / 4, thread_in_group = lane % 4;
-  const std::int64_t row_tile = std::int64_t(blockIdx.x) * kWarpsN + warp_n;
+  // The warp's first weight tile; its others follow it inside the same 128-row record (records
+  // hold 8 tiles, zero-padded past N), so they never need a bounds check of their own.
+  static_assert(kTilesPerBlock % kTilesPerWarp == 0, "a warp's tiles stay inside one record");
+  const std::int64_t row_tile = (std::int64_t(blockIdx.x) * kWarpsN + warp_n) * kTilesPerWarp;
   const std::int64_t row_tiles = (args.n + kTileRows - 1) / kTileRows;
 
-  // Two accumulator sets for few tiles: alternating blocks between them lets consecutive MMAs
-  // overlap instead of each waiting for the previous one's result.
-  constexpr int kSets = kMTiles <= 2 ? 2 : 1;
-  float accumulators[kSets][kMTiles][4];
+  // Two accumulator sets for a single weight tile and few activation tiles: alternating blocks
+  // between them lets consecutive MMAs overlap instead of each waiting for the previous one's
+  // result. Two weight tiles give two independent chains already.
+  constexpr int kSets = kMTiles <= 2 && kTilesPerWarp == 1 ? 2 : 1;
+  float accumulators[kTilesPerWarp][kSets][kMTiles][4];
 #pragma unroll
-  for (int set = 0; set < kSets; ++set)
-    for (int tile = 0; tile < kMTiles; ++tile)
-      for (int i = 0; i < 4; ++i) accumulators[set][tile][i] = 0.0f;
+  for (int w = 0; w < kTilesPerWarp; ++w)
+    for (int set = 0; set < kSets; ++set)
+      for (int tile = 0; tile < kMTiles; ++tile)
+        for (int i = 0; i < 4; ++i) accumulators[w][set][tile][i] = 0.0f;
 
   if (row_tile < row_tiles) {
     const int chunk_begin = int(std::int64_t(args.chunks) * warp_k / kWarpsK);
@@ -123,15 +131,22 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
     const uint4* activation_round[kMTiles];
 #pragma unroll
     for (int tile = 0; tile < kMTiles; ++tile) activation_round[tile] = activation_rows[tile] + std::int64_t(chunk_begin) * 8;
-    uint4 code_ring[kDepth];
-    std::uint32_t scale_ring[kDepth];
+    // Weight tile w of the warp is w tiles further into the record.
+    constexpr int kTileCodeStride = kTileCodeBytes / 16;   // in uint4
+    constexpr int kTileScaleStride = kTileScaleBytes / 2;  // in uint16
+    uint4 code_ring[kDepth][kTilesPerWarp];
+    std::uint32_t scale_ring[kDepth][kTilesPerWarp];
     ActivationChunk<kMTiles> activation_buffers[2];
+    const auto load_weights = [&](const int slot, const int offset_chunks) {
+#pragma unroll
+      for (int w = 0; w < kTilesPerWarp; ++w) {
+        code_ring[slot][w] = load_stream_16(code_round + offset_chunks * kCodeStride + w * kTileCodeStride);
+        scale_ring[slot][w] = load_stream_2(scale_round + offset_chunks * kScaleStride + w * kTileScaleStride);
+      }
+    };
 #pragma unroll
     for (int slot = 0; slot < kDepth; ++slot) {
-      if (chunk_begin + slot < fast_end) {
-        code_ring[slot] = load_stream_16(code_round + slot * kCodeStride);
-        scale_ring[slot] = load_stream_2(scale_round + slot * kScaleStride);
-      }
+      if (chunk_begin + slot < fast_end) load_weights(slot, slot);
     }
     // The weight loads above depend on nothing the previous kernel writes; activations do.
     wait_for_prior_grids();
@@ -139,19 +154,22 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
 
     // One chunk in ring slot `slot` (kDepth is even, so slot parity is chunk parity within a round).
     const auto step = [&](const int slot, const bool refill, const bool prefetch_next) {
-      const uint4 code_words = code_ring[slot];
-      const std::uint32_t scale_bytes = scale_ring[slot];
-      if (refill) {
-        code_ring[slot] = load_stream_16(code_round + (slot + kDepth) * kCodeStride);
-        scale_ring[slot] = load_stream_2(scale_round + (slot + kDepth) * kScaleStride);
-      }
+      uint4 code_words[kTilesPerWarp];
+      std::uint32_t scale_bytes[kTilesPerWarp];
+#pragma unroll
+      for (int w = 0; w < kTilesPerWarp; ++w) code_words[w] = code_ring[slot][w], scale_bytes[w] = scale_ring[slot][w];
+      if (refill) load_weights(slot, slot + kDepth);
+      const auto compute_tiles = [&](const ActivationChunk<kMTiles>& activations) {
+#pragma unroll
+        for (int w = 0; w < kTilesPerWarp; ++w) compute_chunk(code_words[w], scale_bytes[w], scale_table, activations, accumulators[w]);
+      };
       if (kPrefetchActivations) {
         if (prefetch_next) load_activation_chunk(activation_round, (slot + 1) * 8, true, activation_buffers[(slot + 1) % 2]);
-        compute_chunk(code_words, scale_bytes, scale_table, activation_buffers[slot % 2], accumulators);
+        compute_tiles(activation_buffers[slot % 2]);
       } else {
         ActivationChunk<kMTiles> activations;
         load_activation_chunk(activation_round, slot * 8, true, activations);
-        compute_chunk(code_words, scale_bytes, scale_table, activations, accumulators);
+        compute_tiles(activations);
       }
     };
     const auto next_round = [&] {
@@ -183,8 +201,12 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
       const bool in_k = chunk * kChunkK + kChunkColumnOfLane * thread_in_group < args.k;
       ActivationChunk<kMTiles> activations;
       load_activation_chunk(activation_rows, chunk * 8, in_k, activations);
-      compute_chunk(load_stream_16(codes + std::int64_t(chunk) * kCodeStride), load_stream_2(scales + std::int64_t(chunk) * kScaleStride),
-                    scale_table, activations, accumulators);
+#pragma unroll
+      for (int w = 0; w < kTilesPerWarp; ++w) {
+        compute_chunk(load_stream_16(codes + std::int64_t(chunk) * kCodeStride + w * kTileCodeStride),
+                      load_stream_2(scales + std::int64_t(chunk) * kScaleStride + w * kTileScaleStride), scale_table, activations,
+                      accumulators[w]);
+      }
     }
   } else {
     wait_for_prior_grids();  // this warp stores outputs below, after the previous kernel is done
@@ -193,16 +215,19 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
   // Reduce the kWarpsK partial sums through shared memory. C fragment: c0,c1 are (row g, cols 2t,
   // 2t+1), c2,c3 are (row g+8, same cols); rows are weight rows, cols activation rows.
 #pragma unroll
-  for (int tile = 0; tile < kMTiles; ++tile) {
+  for (int w = 0; w < kTilesPerWarp; ++w) {
 #pragma unroll
-    for (int set = 1; set < kSets; ++set)
-      for (int i = 0; i < 4; ++i) accumulators[0][tile][i] += accumulators[set][tile][i];
-    const int col = tile * 8 + 2 * thread_in_group;
-    const int row = warp_n * kTileRows + group;
-    partial[warp_k][row][col] = accumulators[0][tile][0];
-    partial[warp_k][row][col + 1] = accumulators[0][tile][1];
-    partial[warp_k][row + 8][col] = accumulators[0][tile][2];
-    partial[warp_k][row + 8][col + 1] = accumulators[0][tile][3];
+    for (int tile = 0; tile < kMTiles; ++tile) {
+#pragma unroll
+      for (int set = 1; set < kSets; ++set)
+        for (int i = 0; i < 4; ++i) accumulators[w][0][tile][i] += accumulators[w][set][tile][i];
+      const int col = tile * 8 + 2 * thread_in_group;
+      const int row = (warp_n * kTilesPerWarp + w) * kTileRows + group;
+      partial[warp_k][row][col] = accumulators[w][0][tile][0];
+      partial[warp_k][row][col + 1] = accumulators[w][0][tile][1];
+      partial[warp_k][row + 8][col] = accumulators[w][0][tile][2];
+      partial[warp_k][row + 8][col + 1] = accumulators[w][0][tile][3];
+    }
   }
   __syncthreads();
 
@@ -219,40 +244,46 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
   }
 }
 
-template <int kMTiles, int kWarpsN, int kWarpsK>
+template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp>
 cudaError_t launch(const DecodeGemmArgs& args, bool programmatic, cudaStream_t stream) {
   const std::int64_t row_tiles = (args.n + kTileRows - 1) / kTileRows;
+  constexpr int kCtaTiles = kWarpsN * kTilesPerWarp;
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(unsigned((row_tiles + kWarpsN - 1) / kWarpsN));
+  config.gridDim = dim3(unsigned((row_tiles + kCtaTiles - 1) / kCtaTiles));
   config.blockDim = dim3(32 * kWarpsN * kWarpsK);
   config.stream = stream;
   cudaLaunchAttribute attribute = programmatic_launch_attribute(programmatic);
   config.attrs = &attribute;
   config.numAttrs = 1;
-  return cudaLaunchKernelEx(&config, decode_gemm_kernel<kMTiles, kWarpsN, kWarpsK>, args);
+  return cudaLaunchKernelEx(&config, decode_gemm_kernel<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp>, args);
 }
 
 // The compiled shapes: decode_tuning.cpp's choices plus the alternatives the sweep compares
 // (scripts/decode_shape_sweep.sh). NOTE: keep choose_launch_shape's results in this list.
+// (m_tiles, warps_n, warps_k, tiles_per_warp); two tiles per warp need a ring of at least two
+// chunks at half depth, so only for m_tiles <= 2.
 #define FP4GEMM_DECODE_SHAPES(X) \
-  X(1, 1, 8) X(1, 1, 4) X(1, 2, 2) X(1, 2, 4) \
-  X(2, 1, 8) X(2, 1, 4) X(2, 2, 2) X(2, 2, 4) \
-  X(4, 1, 8) X(4, 1, 4) X(4, 2, 2) X(4, 2, 4) \
-  X(8, 2, 4) X(8, 4, 2)
+  X(1, 1, 8, 1) X(1, 1, 4, 1) X(1, 2, 2, 1) X(1, 2, 4, 1) \
+  X(2, 1, 8, 1) X(2, 1, 4, 1) X(2, 2, 2, 1) X(2, 2, 4, 1) \
+  X(4, 1, 8, 1) X(4, 1, 4, 1) X(4, 2, 2, 1) X(4, 2, 4, 1) \
+  X(8, 2, 4, 1) X(8, 4, 2, 1) \
+  X(1, 1, 8, 2) X(1, 1, 4, 2) X(1, 2, 2, 2) \
+  X(2, 1, 8, 2) X(2, 1, 4, 2) X(2, 2, 2, 2)
 
 }  // namespace
 
 cudaError_t launch_decode_gemm(const DecodeGemmArgs& args, const LaunchShape& shape, bool programmatic, cudaStream_t stream) {
-#define FP4GEMM_DECODE_LAUNCH(mt, wn, wk) \
-  if (shape.m_tiles == mt && shape.warps_n == wn && shape.warps_k == wk) return launch<mt, wn, wk>(args, programmatic, stream);
+#define FP4GEMM_DECODE_LAUNCH(mt, wn, wk, tw)                                                               \
+  if (shape.m_tiles == mt && shape.warps_n == wn && shape.warps_k == wk && shape.tiles_per_warp == tw) \
+    return launch<mt, wn, wk, tw>(args, programmatic, stream);
   FP4GEMM_DECODE_SHAPES(FP4GEMM_DECODE_LAUNCH)
 #undef FP4GEMM_DECODE_LAUNCH
   return cudaErrorInvalidConfiguration;
 }
 
 bool is_compiled_shape(const LaunchShape& shape) {
-#define FP4GEMM_DECODE_MATCH(mt, wn, wk) \
-  if (shape.m_tiles == mt && shape.warps_n == wn && shape.warps_k == wk) return true;
+#define FP4GEMM_DECODE_MATCH(mt, wn, wk, tw) \
+  if (shape.m_tiles == mt && shape.warps_n == wn && shape.warps_k == wk && shape.tiles_per_warp == tw) return true;
   FP4GEMM_DECODE_SHAPES(FP4GEMM_DECODE_MATCH)
 #undef FP4GEMM_DECODE_MATCH
   return false;
