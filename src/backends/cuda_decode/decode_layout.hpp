@@ -2,8 +2,9 @@
 // The weight layout of `cuda_decode` (host side: built once by prepare(), then uploaded).
 //
 // The kernel computes out^T = W * A^T with mma.sync.m16n8k16 (BF16 in, FP32 accumulate): weight
-// rows are the MMA's M dimension, activation rows its N dimension. A warp owns a tile of 16 weight
-// rows and walks K in chunks of 64 (four 16-element NVFP4 blocks).
+// rows are the MMA's M dimension, activation rows its N dimension. A warp owns one tile of 16 weight
+// rows (or two neighbouring ones, decode_tuning.hpp) and walks K in chunks of 64 (four 16-element
+// NVFP4 blocks).
 //
 // K is permuted inside each 64-wide chunk, identically for weights and activations (a sum over K
 // does not care about order): MMA block b's k-slots 2t, 2t+1, 2t+8, 2t+9 hold the chunk's columns
