@@ -56,6 +56,10 @@ class Backend {
     return device_check ? check_problem(problem, device) : device_check;
   }
 
+  // Which of its kernels, in which launch shape, it would run for this problem on this device, and
+  // the rule that picks them: one line for `fp4gemm explain`. Empty for a backend with one path.
+  virtual std::string kernel_plan(const GemmProblem& /*problem*/, const DeviceInfo& /*device*/) const { return {}; }
+
   // Convert a checkpoint-layout weight into this backend's layout (and device memory).
   virtual std::unique_ptr<PreparedWeight> prepare(const Nvfp4View& weight, const DeviceInfo& device) = 0;
 

@@ -37,6 +37,7 @@ std::string Explanation::to_text() const {
   }
   if (!order_evidence.empty()) text << "order:    " << order_evidence << "\n";
   text << "choice:   " << (choice.empty() ? "none" : choice) << " — " << choice_reason << "\n";
+  if (!kernel.empty()) text << "kernel:   " << kernel << "\n";
   if (roofline.available) {
     char seconds[64];
     std::snprintf(seconds, sizeof seconds, "%.2f us", roofline.seconds * 1e6);

@@ -148,6 +148,7 @@ Plan plan_for(const RunnerState& state, const GemmProblem& problem) {
   const BackendSlot* chosen_slot = explanation.choice.empty() ? nullptr : state.find(explanation.choice);
   const DeviceInfo& roofline_device = chosen_slot ? state.device_for(*chosen_slot->backend) : state.primary;
   explanation.roofline = estimate_roofline(problem, roofline_device, explanation.choice == "cublaslt");
+  if (chosen_slot != nullptr) explanation.kernel = chosen_slot->backend->kernel_plan(problem, roofline_device);
   return plan;
 }
 

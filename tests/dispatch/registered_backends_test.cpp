@@ -38,6 +38,23 @@ TEST(RegisteredBackends, ChecksWorkOnEverySimulatedDeviceWithoutAGpu) {
 }
 
 #ifdef FP4GEMM_WITH_CUDA
+// `explain` names the chosen backend's kernel: which cuda_decode kernel, or how dequantize + cuBLAS
+// handles the activation type; host backends have one path and print none.
+TEST(RegisteredBackends, ExplainNamesTheChosenBackendsKernel) {
+  Runner h200(compiled_in_on(dispatch::simulated_device(90, 130100)));
+  const auto decode = h200.explain({1, 28672, 8192, ActivationType::bf16, DType::bf16});
+  ASSERT_EQ(decode.choice, "cuda_decode");
+  EXPECT_EQ(decode.kernel.rfind("mma.sync kernel", 0), 0u) << decode.kernel;
+  EXPECT_NE(decode.to_text().find("kernel:   " + decode.kernel), std::string::npos) << decode.to_text();
+  const auto cublas = h200.explain({64, 4096, 4096, ActivationType::f32, DType::bf16});
+  ASSERT_EQ(cublas.choice, "cuda_dequant_cublas");
+  EXPECT_NE(cublas.kernel.find("split exactly into 3 BF16 terms"), std::string::npos) << cublas.kernel;
+  Runner cpu(compiled_in_on(dispatch::simulated_device(0, 0)));
+  const auto host = cpu.explain({1, 4096, 4096, ActivationType::bf16, DType::bf16});
+  EXPECT_TRUE(host.kernel.empty()) << host.choice << ": " << host.kernel;
+  EXPECT_EQ(host.to_text().find("kernel:"), std::string::npos);
+}
+
 TEST(RegisteredBackends, CublasLtIsRegisteredAndSaysWhyNotOnHopper) {
   const auto names = backend_names();
   ASSERT_NE(std::find(names.begin(), names.end(), "cublaslt"), names.end());

@@ -52,6 +52,7 @@ nlohmann::json to_json(const dispatch::Explanation& explanation) {
           {"order_evidence", explanation.order_evidence},
           {"choice", explanation.choice},
           {"choice_reason", explanation.choice_reason},
+          {"kernel", explanation.kernel},
           {"roofline", {{"available", roofline.available}, {"ceilings", roofline.ceilings.label},
                         {"ceilings_measured", roofline.ceilings.measured}, {"bytes", roofline.bytes},
                         {"flops", roofline.flops}, {"math", roofline.math}, {"bound", roofline.bound},

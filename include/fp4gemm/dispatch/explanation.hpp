@@ -38,6 +38,7 @@ struct Explanation {
                                   // (empty when the backend was requested or the order was given)
   std::string choice;             // empty when nothing can serve
   std::string choice_reason;      // why this one, or why none
+  std::string kernel;             // the choice's kernel and launch shape (Backend::kernel_plan; may be empty)
   RooflineEstimate roofline;      // for the choice on the primary device
 
   std::string to_text() const;    // the human-readable report `fp4gemm explain` prints

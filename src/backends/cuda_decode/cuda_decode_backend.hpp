@@ -4,6 +4,7 @@
 // reordered once at prepare() into the MMA fragment layout (decode_layout.hpp) and streamed from
 // HBM once per call: by the mma.sync kernel (sm90_decode_gemm.cu), or on SM 9.0 for tall weights
 // from M = 17 by the wgmma kernel (sm90_wgmma_gemm.cu; the switch is use_wgmma_kernel).
+// kernel_plan() says which, in which shape and why (kernel_plan.hpp).
 #include "fp4gemm/backend.hpp"
 
 namespace fp4gemm {
@@ -15,6 +16,7 @@ class CudaDecodeBackend final : public Backend {
   Memory memory() const override { return Memory::cuda; }
   CheckResult check_device(const DeviceInfo& device) const override;
   CheckResult check_problem(const GemmProblem& problem, const DeviceInfo& device) const override;
+  std::string kernel_plan(const GemmProblem& problem, const DeviceInfo& device) const override;
   std::unique_ptr<PreparedWeight> prepare(const Nvfp4View& weight, const DeviceInfo& device) override;
   void run(const ActivationView& a, const PreparedWeight& weight, float alpha, const MutableDenseView& out,
            const RunContext& context) override;

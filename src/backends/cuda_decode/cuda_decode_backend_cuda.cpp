@@ -9,6 +9,7 @@
 #include "backends/cuda_decode/activation_pack.hpp"
 #include "backends/cuda_decode/decode_layout.hpp"
 #include "backends/cuda_decode/decode_tuning.hpp"
+#include "backends/cuda_decode/kernel_plan.hpp"
 #include "backends/cuda_decode/sm90_decode_gemm.cuh"
 #include "backends/cuda_decode/sm90_wgmma_gemm.cuh"
 #include "backends/cuda_dequant_cublas/dequant_kernels.hpp"
@@ -100,6 +101,10 @@ std::string CudaDecodeBackend::summary() const {
   return "CUDA small-M kernels (M <= " + std::to_string(cuda_decode::kMaxActivationRows) +
          "): NVFP4 decoded in registers, BF16 mma.sync (wgmma for tall weights from M = " +
          std::to_string(cuda_decode::kWgmmaTallMinM) + " on SM 9.0), weights streamed once (sm_90a, sm_80)";
+}
+
+std::string CudaDecodeBackend::kernel_plan(const GemmProblem& problem, const DeviceInfo& device) const {
+  return cuda_decode::describe_kernel_plan(problem, device);
 }
 
 CheckResult CudaDecodeBackend::check_device(const DeviceInfo& device) const {

@@ -37,6 +37,7 @@ class CudaDequantCublasBackend final : public Backend {
   Memory memory() const override { return Memory::cuda; }
   CheckResult check_device(const DeviceInfo& device) const override;
   CheckResult check_problem(const GemmProblem& problem, const DeviceInfo& device) const override;
+  std::string kernel_plan(const GemmProblem& problem, const DeviceInfo& device) const override;
   std::unique_ptr<PreparedWeight> prepare(const Nvfp4View& weight, const DeviceInfo& device) override;
   void run(const ActivationView& a, const PreparedWeight& weight, float alpha, const MutableDenseView& out,
            const RunContext& context) override;

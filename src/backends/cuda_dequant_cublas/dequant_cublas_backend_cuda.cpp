@@ -107,6 +107,22 @@ CheckResult CudaDequantCublasBackend::check_problem(const GemmProblem& problem, 
   return CheckResult::pass();
 }
 
+std::string CudaDequantCublasBackend::kernel_plan(const GemmProblem& problem, const DeviceInfo& /*device*/) const {
+  std::string plan;
+  if (problem.activation == ActivationType::nvfp4) plan = "NVFP4 activations dequantized to BF16 (exact), then ";
+  if (problem.activation == ActivationType::f32) {
+    plan = "FP32 activations split exactly into " + std::to_string(kSplitTerms) + " BF16 terms (" +
+           std::to_string(kSplitTerms * problem.m) + " GEMM rows), then ";
+  }
+  plan += "cublasGemmEx BF16 x BF16 with FP32 accumulation on the BF16 copy of the weight made at prepare";
+  if (problem.activation == ActivationType::f32) {
+    plan += ", the terms summed in FP32 by an epilogue kernel";
+  } else if (problem.output == DType::f16) {
+    plan += " into FP32, converted to FP16 by an epilogue kernel";
+  }
+  return plan;
+}
+
 cublasHandle_t CudaDequantCublasBackend::handle_for(int device) {
   const auto found = handles_.find(device);
   if (found != handles_.end()) return found->second;

@@ -1,0 +1,83 @@
+#include "backends/cuda_decode/kernel_plan.hpp"
+
+#include <cstdlib>
+#include <sstream>
+
+#include "backends/cuda_decode/decode_layout.hpp"
+#include "backends/cuda_decode/decode_tuning.hpp"
+#include "fp4gemm/error.hpp"
+
+namespace fp4gemm::cuda_decode {
+namespace {
+
+bool knob_set(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0';
+}
+
+std::string plural(std::int64_t count, const char* one, const char* many) {
+  return std::to_string(count) + " " + (count == 1 ? one : many);
+}
+
+// Why the kernel switch chose what it did.
+std::string kernel_reason(bool wgmma, int sm) {
+  if (sm != 90) return "the only kernel off SM 9.0, where wgmma is sm_90a code";
+  if (knob_set("FP4GEMM_DECODE_KERNEL")) return "forced by FP4GEMM_DECODE_KERNEL";
+  const std::string rule = "SM 9.0 runs wgmma from M = " + std::to_string(kWgmmaMinM) + " when N >= " + std::to_string(kWgmmaMinN) +
+                           " and from M = " + std::to_string(kWgmmaTallMinM) + " when N >= " + std::to_string(kWgmmaTallMinN);
+  return (wgmma ? "" : "not wgmma: ") + rule;
+}
+
+void describe_mma(const GemmProblem& problem, const DeviceInfo& device, std::ostringstream& text) {
+  LaunchShape shape = choose_launch_shape(problem.m, problem.n, problem.k, device.multiprocessors);
+  const bool overridden = shape_override(shape);
+  const std::int64_t row_tiles = (problem.n + kTileRows - 1) / kTileRows;
+  const std::int64_t warp_tiles = std::int64_t(shape.warps_n) * shape.tiles_per_warp;
+  const std::int64_t ctas = (row_tiles + warp_tiles - 1) / warp_tiles;
+  text << plural(ctas, "CTA", "CTAs") << " of " << shape.warps_n << "x" << shape.warps_k << " warps ("
+       << kTileRows * warp_tiles << " weight rows, K split " << plural(shape.warps_k, "way", "ways") << "), "
+       << plural(shape.tiles_per_warp, "weight tile", "weight tiles") << " of 16 rows per warp";
+  if (overridden) {
+    text << " [FP4GEMM_DECODE_SHAPE]";
+  } else if (shape.tiles_per_warp == 2) {
+    text << " (M <= " << 8 * kMaxPairedMTiles << " and the tile pairs still fill " << min_grid_warps_per_sm(shape.m_tiles)
+         << " warps per SM: each activation load serves 32 rows)";
+  } else if (shape.m_tiles <= kMaxPairedMTiles) {
+    text << " (tile pairs would leave fewer than " << min_grid_warps_per_sm(shape.m_tiles) << " warps per SM)";
+  }
+  text << ", activation rows in MMA passes of " << 8 * shape.m_tiles;
+}
+
+void describe_wgmma(const GemmProblem& problem, const DeviceInfo& device, std::ostringstream& text) {
+  WgmmaShape shape = choose_wgmma_shape(problem.m, problem.n, problem.k, device.multiprocessors);
+  const bool overridden = wgmma_shape_override(shape);
+  const std::int64_t rows = 64 * std::int64_t(shape.warpgroups);
+  const std::int64_t row_blocks = (problem.n + rows - 1) / rows;
+  const std::int64_t ctas = (row_blocks + shape.multicast - 1) / shape.multicast * shape.multicast * shape.splits;
+  text << "activations packed for " << shape.tokens << " tokens, then " << plural(ctas, "CTA", "CTAs") << " of "
+       << plural(shape.warpgroups, "warpgroup", "warpgroups") << " (" << rows << " weight rows) and a producer warp, "
+       << (shape.splits == 1 ? std::string("K not split") : "K split " + plural(shape.splits, "way", "ways") + " in a cluster");
+  if (shape.multicast > 1) text << ", activation copies multicast over " << shape.multicast << " CTAs";
+  if (overridden) text << " [FP4GEMM_WGMMA_SHAPE]";
+}
+
+}  // namespace
+
+std::string describe_kernel_plan(const GemmProblem& problem, const DeviceInfo& device) {
+  std::ostringstream text;
+  try {
+    const bool wgmma = use_wgmma_kernel(problem.m, problem.n, device.sm());
+    if (problem.activation == ActivationType::nvfp4) text << "NVFP4 activations dequantized to BF16 first (exact); ";
+    text << (wgmma ? "wgmma" : "mma.sync") << " kernel (" << kernel_reason(wgmma, device.sm()) << "): ";
+    if (wgmma) {
+      describe_wgmma(problem, device, text);
+    } else {
+      describe_mma(problem, device, text);
+    }
+  } catch (const Error& error) {
+    return std::string("cannot plan: ") + error.what();
+  }
+  return text.str();
+}
+
+}  // namespace fp4gemm::cuda_decode

@@ -1,0 +1,16 @@
+#pragma once
+// What `cuda_decode` would run for a problem on a device, in words, for `fp4gemm explain`: the
+// kernel, its launch shape and the measured rule behind each choice (decode_tuning.hpp). Host
+// code only, so it also answers for simulated devices and in builds without CUDA.
+#include <string>
+
+#include "fp4gemm/device.hpp"
+#include "fp4gemm/types.hpp"
+
+namespace fp4gemm::cuda_decode {
+
+// One line; "cannot plan: …" when a tuning knob (FP4GEMM_DECODE_KERNEL, FP4GEMM_DECODE_SHAPE,
+// FP4GEMM_WGMMA_SHAPE) is malformed, which run() would refuse the same way.
+std::string describe_kernel_plan(const GemmProblem& problem, const DeviceInfo& device);
+
+}  // namespace fp4gemm::cuda_decode

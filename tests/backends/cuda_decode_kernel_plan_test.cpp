@@ -1,0 +1,61 @@
+// `cuda_decode`'s kernel plan (kernel_plan.hpp), the line `fp4gemm explain` prints for it: it names
+// the kernel and launch shape the tuning rules pick, says why, and reports a malformed knob
+// instead of throwing. Host code: runs without a GPU on simulated devices.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "backends/cuda_decode/kernel_plan.hpp"
+#include "fp4gemm/dispatch/device_arguments.hpp"
+
+namespace fp4gemm::cuda_decode {
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(CudaDecodeKernelPlan, NamesTheKernelAndShapeTheRulesPickOnAnH200) {
+  unsetenv("FP4GEMM_DECODE_KERNEL");
+  unsetenv("FP4GEMM_DECODE_SHAPE");
+  unsetenv("FP4GEMM_WGMMA_SHAPE");
+  const DeviceInfo h200 = dispatch::simulated_device(90, 130100);  // 132 SMs
+  const std::string decode = describe_kernel_plan({1, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(decode, "mma.sync kernel")) << decode;
+  EXPECT_TRUE(contains(decode, "896 CTAs of 1x4 warps")) << decode;  // 1792 tiles in pairs
+  EXPECT_TRUE(contains(decode, "2 weight tiles of 16 rows per warp")) << decode;
+  const std::string narrow = describe_kernel_plan({1, 4096, 4096, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(narrow, "1 weight tile of 16 rows per warp (tile pairs would leave")) << narrow;
+  const std::string wgmma = describe_kernel_plan({64, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(wgmma, "wgmma kernel (SM 9.0 runs wgmma from M = 33")) << wgmma;
+  EXPECT_TRUE(contains(wgmma, "224 CTAs of 2 warpgroups")) << wgmma;
+  const std::string w4a4 = describe_kernel_plan({16, 4096, 4096, ActivationType::nvfp4, DType::bf16}, h200);
+  EXPECT_EQ(w4a4.rfind("NVFP4 activations dequantized to BF16 first", 0), 0u) << w4a4;
+}
+
+TEST(CudaDecodeKernelPlan, OtherGpusRunTheMmaKernelWhateverTheKnob) {
+  setenv("FP4GEMM_DECODE_KERNEL", "wgmma", 1);
+  const std::string ampere = describe_kernel_plan({64, 28672, 8192, ActivationType::bf16, DType::bf16},
+                                                  dispatch::simulated_device(80, 130100));
+  EXPECT_TRUE(contains(ampere, "mma.sync kernel (the only kernel off SM 9.0")) << ampere;
+  const std::string forced = describe_kernel_plan({1, 4096, 4096, ActivationType::bf16, DType::bf16},
+                                                  dispatch::simulated_device(90, 130100));
+  EXPECT_TRUE(contains(forced, "wgmma kernel (forced by FP4GEMM_DECODE_KERNEL)")) << forced;
+  unsetenv("FP4GEMM_DECODE_KERNEL");
+}
+
+TEST(CudaDecodeKernelPlan, KnobsAreReportedAndMalformedOnesAreNamedNotThrown) {
+  const DeviceInfo h200 = dispatch::simulated_device(90, 130100);
+  const GemmProblem problem{1, 4096, 4096, ActivationType::bf16, DType::bf16};
+  setenv("FP4GEMM_DECODE_SHAPE", "2:2:2", 1);
+  const std::string overridden = describe_kernel_plan(problem, h200);
+  EXPECT_TRUE(contains(overridden, "64 CTAs of 2x2 warps")) << overridden;  // 256 tiles, 4 per CTA
+  EXPECT_TRUE(contains(overridden, "[FP4GEMM_DECODE_SHAPE]")) << overridden;
+  setenv("FP4GEMM_DECODE_SHAPE", "wide", 1);
+  std::string malformed;
+  EXPECT_NO_THROW(malformed = describe_kernel_plan(problem, h200));
+  EXPECT_EQ(malformed.rfind("cannot plan: FP4GEMM_DECODE_SHAPE", 0), 0u) << malformed;
+  unsetenv("FP4GEMM_DECODE_SHAPE");
+}
+
+}  // namespace
+}  // namespace fp4gemm::cuda_decode
