@@ -10,7 +10,8 @@ inline constexpr int kMaxActivationRows = 64;
 
 // Weight chunks (64 columns x 16 rows, 512 bytes per warp) each warp keeps in flight in registers.
 // Little's law on the H200: ~4.3 TB/s x ~1 us loaded latency / 132 SMs = ~32 KB per SM; with
-// ~20 resident warps, 4 chunks per warp keep ~46 KB in flight. Costs 5 registers per chunk.
+// ~20 resident warps, 4 chunks per warp keep ~46 KB in flight. Costs 5 registers per chunk. A warp
+// with two weight tiles keeps half as many chunks of each (the same bytes).
 constexpr int weight_chunks_in_flight(int m_tiles) { return m_tiles <= 2 ? 4 : 2; }
 
 // For one activation tile, occupancy beats prefetching activations: without the second buffer
