@@ -13,6 +13,10 @@
 #include "backends/cuda_decode/decode_bits.hpp"
 #include "backends/cuda_decode/decode_layout.hpp"
 #include "backends/cuda_decode/decode_tuning.hpp"
+#ifdef FP4GEMM_WITH_CUDA
+#include "backends/cuda_decode/sm90_decode_gemm.cuh"
+#include "backends/cuda_decode/sm90_wgmma_gemm.cuh"
+#endif
 #include "fp4gemm/format/e2m1.hpp"
 #include "fp4gemm/format/e4m3.hpp"
 #include "fp4gemm/format/half.hpp"
@@ -280,6 +284,31 @@ TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
   EXPECT_EQ(shape.multicast, 4);
   unsetenv("FP4GEMM_WGMMA_SHAPE");
 }
+
+#ifdef FP4GEMM_WITH_CUDA
+// Every shape the rules can pick (mma.sync and wgmma) is one this build compiles, on GPUs of other
+// SM counts too.
+TEST(CudaDecodeTuning, EveryChosenShapeIsCompiled) {
+  unsetenv("FP4GEMM_DECODE_SHAPE");
+  unsetenv("FP4GEMM_WGMMA_SHAPE");
+  for (int multiprocessors : {16, 78, 108, 132, 170}) {
+    for (std::int64_t m = 1; m <= kMaxActivationRows; ++m) {
+      for (std::int64_t n : {1, 16, 300, 4096, 12288, 28672, 65536, 151936}) {
+        for (std::int64_t k : {16, 1040, 4096, 8192, 12288, 29568}) {
+          const LaunchShape shape = choose_launch_shape(m, n, k, multiprocessors);
+          EXPECT_TRUE(is_compiled_shape(shape)) << m << "x" << n << "x" << k << " on " << multiprocessors << " SMs: "
+                                                << shape.m_tiles << " tiles, " << shape.warps_n << ":" << shape.warps_k << ":"
+                                                << shape.tiles_per_warp;
+          const WgmmaShape wgmma = choose_wgmma_shape(m, n, k, multiprocessors);
+          EXPECT_TRUE(is_compiled_wgmma_shape(wgmma)) << m << "x" << n << "x" << k << " on " << multiprocessors << " SMs: "
+                                                      << wgmma.tokens << " tokens, " << wgmma.warpgroups << ":" << wgmma.splits
+                                                      << ":" << wgmma.multicast;
+        }
+      }
+    }
+  }
+}
+#endif
 
 TEST(CudaDecodeTuning, TheShapeKnobTakesTilesPerWarpOptionally) {
   LaunchShape shape{2, 1, 4};

@@ -259,7 +259,8 @@ cudaError_t launch(const DecodeGemmArgs& args, bool programmatic, cudaStream_t s
 }
 
 // The compiled shapes: decode_tuning.cpp's choices plus the alternatives the sweep compares
-// (scripts/decode_shape_sweep.sh). NOTE: keep choose_launch_shape's results in this list.
+// (scripts/decode_shape_sweep.sh). NOTE: keep choose_launch_shape's results in this list
+// (CudaDecodeTuning.EveryChosenShapeIsCompiled checks it).
 // (m_tiles, warps_n, warps_k, tiles_per_warp); two tiles per warp need a ring of at least two
 // chunks at half depth, so only for m_tiles <= 2.
 #define FP4GEMM_DECODE_SHAPES(X) \
