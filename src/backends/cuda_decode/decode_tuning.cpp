@@ -51,9 +51,20 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
   return shape;
 }
 
+std::int64_t grid_ctas(const LaunchShape& shape, std::int64_t n) {
+  const std::int64_t row_tiles = (n + kTileRows - 1) / kTileRows;
+  const std::int64_t cta_tiles = std::int64_t(shape.warps_n) * shape.tiles_per_warp;
+  return (row_tiles + cta_tiles - 1) / cta_tiles;
+}
+
+const char* tuning_knob(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : nullptr;
+}
+
 bool shape_override(LaunchShape& shape) {
-  const char* text = std::getenv("FP4GEMM_DECODE_SHAPE");
-  if (text == nullptr || *text == '\0') return false;
+  const char* text = tuning_knob("FP4GEMM_DECODE_SHAPE");
+  if (text == nullptr) return false;
   int warps_n = 0, warps_k = 0, tiles_per_warp = 1;
   const int fields = std::sscanf(text, "%d:%d:%d", &warps_n, &warps_k, &tiles_per_warp);
   if (fields < 2 || warps_n < 1 || warps_k < 1 || tiles_per_warp < 1) {
@@ -68,8 +79,8 @@ bool shape_override(LaunchShape& shape) {
 
 bool use_programmatic_launch(int sm) {
   if (sm < 90) return false;  // griddepcontrol is SM 9.0 and newer
-  const char* text = std::getenv("FP4GEMM_PDL");
-  if (text == nullptr || *text == '\0') return false;
+  const char* text = tuning_knob("FP4GEMM_PDL");
+  if (text == nullptr) return false;
   const std::string value = text;
   if (value == "1") return true;
   if (value == "0") return false;
@@ -78,8 +89,8 @@ bool use_programmatic_launch(int sm) {
 
 bool use_wgmma_kernel(std::int64_t m, std::int64_t n, int sm) {
   if (sm != 90) return false;  // wgmma is SM 9.0 only (sm_90a)
-  const char* text = std::getenv("FP4GEMM_DECODE_KERNEL");
-  if (text != nullptr && *text != '\0') {
+  const char* text = tuning_knob("FP4GEMM_DECODE_KERNEL");
+  if (text != nullptr) {
     const std::string kernel = text;
     if (kernel == "wgmma") return true;
     if (kernel == "mma") return false;
@@ -107,9 +118,15 @@ WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, in
   return shape;
 }
 
+std::int64_t grid_ctas_along_n(const WgmmaShape& shape, std::int64_t n) {
+  const std::int64_t rows = 64 * std::int64_t(shape.warpgroups);
+  const std::int64_t row_blocks = (n + rows - 1) / rows;
+  return (row_blocks + shape.multicast - 1) / shape.multicast * shape.multicast;
+}
+
 bool wgmma_shape_override(WgmmaShape& shape) {
-  const char* text = std::getenv("FP4GEMM_WGMMA_SHAPE");
-  if (text == nullptr || *text == '\0') return false;
+  const char* text = tuning_knob("FP4GEMM_WGMMA_SHAPE");
+  if (text == nullptr) return false;
   int warpgroups = 0, splits = 0, multicast = 1;
   const int fields = std::sscanf(text, "%d:%d:%d", &warpgroups, &splits, &multicast);
   if (fields < 2 || warpgroups < 1 || splits < 1 || multicast < 1 || splits * multicast > kMaxWgmmaCluster) {

@@ -50,6 +50,12 @@ struct LaunchShape {
 // Picks the shape for a problem on a GPU with `multiprocessors` SMs.
 LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
 
+// CTAs of the mma.sync kernel's grid for N weight rows (the launcher and `explain` both use it).
+std::int64_t grid_ctas(const LaunchShape& shape, std::int64_t n);
+
+// A tuning knob's value, or nullptr when the variable is unset or empty.
+const char* tuning_knob(const char* name);
+
 // Tuning knob for measurements only: FP4GEMM_DECODE_SHAPE="warps_n:warps_k[:tiles_per_warp]"
 // overrides the CTA shape (m_tiles still follows M). Returns false when unset; throws on a
 // malformed value.
@@ -109,6 +115,10 @@ struct WgmmaShape {
 bool use_wgmma_kernel(std::int64_t m, std::int64_t n, int sm);
 
 WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
+
+// CTAs of the wgmma kernel's grid along N for N weight rows, rounded up to whole multicast groups
+// (the grid is that times shape.splits).
+std::int64_t grid_ctas_along_n(const WgmmaShape& shape, std::int64_t n);
 
 // Tuning knob for measurements only: FP4GEMM_WGMMA_SHAPE="warpgroups:splits[:multicast]". Returns
 // false when unset; throws on a malformed value.

@@ -1,6 +1,5 @@
 #include "backends/cuda_decode/kernel_plan.hpp"
 
-#include <cstdlib>
 #include <sstream>
 
 #include "backends/cuda_decode/decode_layout.hpp"
@@ -10,11 +9,6 @@
 namespace fp4gemm::cuda_decode {
 namespace {
 
-bool knob_set(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0';
-}
-
 std::string plural(std::int64_t count, const char* one, const char* many) {
   return std::to_string(count) + " " + (count == 1 ? one : many);
 }
@@ -22,7 +16,7 @@ std::string plural(std::int64_t count, const char* one, const char* many) {
 // Why the kernel switch chose what it did.
 std::string kernel_reason(bool wgmma, int sm) {
   if (sm != 90) return "the only kernel off SM 9.0, where wgmma is sm_90a code";
-  if (knob_set("FP4GEMM_DECODE_KERNEL")) return "forced by FP4GEMM_DECODE_KERNEL";
+  if (tuning_knob("FP4GEMM_DECODE_KERNEL") != nullptr) return "forced by FP4GEMM_DECODE_KERNEL";
   const std::string rule = "SM 9.0 runs wgmma from M = " + std::to_string(kWgmmaMinM) + " when N >= " + std::to_string(kWgmmaMinN) +
                            " and from M = " + std::to_string(kWgmmaTallMinM) + " when N >= " + std::to_string(kWgmmaTallMinN);
   return (wgmma ? "" : "not wgmma: ") + rule;
@@ -31,11 +25,9 @@ std::string kernel_reason(bool wgmma, int sm) {
 void describe_mma(const GemmProblem& problem, const DeviceInfo& device, std::ostringstream& text) {
   LaunchShape shape = choose_launch_shape(problem.m, problem.n, problem.k, device.multiprocessors);
   const bool overridden = shape_override(shape);
-  const std::int64_t row_tiles = (problem.n + kTileRows - 1) / kTileRows;
-  const std::int64_t warp_tiles = std::int64_t(shape.warps_n) * shape.tiles_per_warp;
-  const std::int64_t ctas = (row_tiles + warp_tiles - 1) / warp_tiles;
-  text << plural(ctas, "CTA", "CTAs") << " of " << shape.warps_n << "x" << shape.warps_k << " warps ("
-       << kTileRows * warp_tiles << " weight rows, K split " << plural(shape.warps_k, "way", "ways") << "), "
+  const std::int64_t cta_tiles = std::int64_t(shape.warps_n) * shape.tiles_per_warp;
+  text << plural(grid_ctas(shape, problem.n), "CTA", "CTAs") << " of " << shape.warps_n << "x" << shape.warps_k << " warps ("
+       << kTileRows * cta_tiles << " weight rows, K split " << plural(shape.warps_k, "way", "ways") << "), "
        << plural(shape.tiles_per_warp, "weight tile", "weight tiles") << " of 16 rows per warp";
   if (overridden) {
     text << " [FP4GEMM_DECODE_SHAPE]";
@@ -52,8 +44,7 @@ void describe_wgmma(const GemmProblem& problem, const DeviceInfo& device, std::o
   WgmmaShape shape = choose_wgmma_shape(problem.m, problem.n, problem.k, device.multiprocessors);
   const bool overridden = wgmma_shape_override(shape);
   const std::int64_t rows = 64 * std::int64_t(shape.warpgroups);
-  const std::int64_t row_blocks = (problem.n + rows - 1) / rows;
-  const std::int64_t ctas = (row_blocks + shape.multicast - 1) / shape.multicast * shape.multicast * shape.splits;
+  const std::int64_t ctas = grid_ctas_along_n(shape, problem.n) * shape.splits;
   text << "activations packed for " << shape.tokens << " tokens, then " << plural(ctas, "CTA", "CTAs") << " of "
        << plural(shape.warpgroups, "warpgroup", "warpgroups") << " (" << rows << " weight rows) and a producer warp, "
        << (shape.splits == 1 ? std::string("K not split") : "K split " + plural(shape.splits, "way", "ways") + " in a cluster");

@@ -13,6 +13,9 @@ namespace {
 // A warp's codes and scales of consecutive chunks are one record apart.
 constexpr int kCodeStride = kRecordBytes / 16;   // in uint4
 constexpr int kScaleStride = kRecordBytes / 2;   // in uint16
+// A warp's second weight tile is one tile further into the record.
+constexpr int kTileCodeStride = kTileCodeBytes / 16;   // in uint4
+constexpr int kTileScaleStride = kTileScaleBytes / 2;  // in uint16
 
 __device__ __forceinline__ void mma_bf16(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
   asm(
@@ -131,9 +134,6 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
     const uint4* activation_round[kMTiles];
 #pragma unroll
     for (int tile = 0; tile < kMTiles; ++tile) activation_round[tile] = activation_rows[tile] + std::int64_t(chunk_begin) * 8;
-    // Weight tile w of the warp is w tiles further into the record.
-    constexpr int kTileCodeStride = kTileCodeBytes / 16;   // in uint4
-    constexpr int kTileScaleStride = kTileScaleBytes / 2;  // in uint16
     uint4 code_ring[kDepth][kTilesPerWarp];
     std::uint32_t scale_ring[kDepth][kTilesPerWarp];
     ActivationChunk<kMTiles> activation_buffers[2];
@@ -246,10 +246,8 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
 
 template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp>
 cudaError_t launch(const DecodeGemmArgs& args, bool programmatic, cudaStream_t stream) {
-  const std::int64_t row_tiles = (args.n + kTileRows - 1) / kTileRows;
-  constexpr int kCtaTiles = kWarpsN * kTilesPerWarp;
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(unsigned((row_tiles + kCtaTiles - 1) / kCtaTiles));
+  config.gridDim = dim3(unsigned(grid_ctas(LaunchShape{kMTiles, kWarpsN, kWarpsK, kTilesPerWarp}, args.n)));
   config.blockDim = dim3(32 * kWarpsN * kWarpsK);
   config.stream = stream;
   cudaLaunchAttribute attribute = programmatic_launch_attribute(programmatic);

@@ -105,14 +105,17 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
       const std::uint16_t group_mask = std::uint16_t(((1u << multicast) - 1) << (split * multicast));
       // The first ring's weights go out before the wait for the kernel that packed the
       // activations (programmatic_launch.cuh): they are all this CTA can fetch meanwhile.
-      const int early_chunks = min(chunk_count, kStages);
-      for (int chunk = 0; chunk < early_chunks; ++chunk) {
-        std::uint8_t* destination = shared + chunk * Layout::kStageBytes;
-        mbarrier_arrive_expect_bytes(&full[chunk], Layout::kStageBytes);
-        bulk_copy_to_shared(destination, codes + std::int64_t(chunk) * kRecordBytes, Layout::kCodeBytes, &full[chunk]);
+      // A stage's whole byte count is expected up front; its codes and scales go out here, its
+      // activations in the loop below.
+      const auto copy_weights = [&](int chunk, int stage) {
+        std::uint8_t* destination = shared + stage * Layout::kStageBytes;
+        mbarrier_arrive_expect_bytes(&full[stage], Layout::kStageBytes);
+        bulk_copy_to_shared(destination, codes + std::int64_t(chunk) * kRecordBytes, Layout::kCodeBytes, &full[stage]);
         bulk_copy_to_shared(destination + Layout::kCodeBytes, scales + std::int64_t(chunk) * kRecordBytes, Layout::kScaleBytes,
-                            &full[chunk]);
-      }
+                            &full[stage]);
+      };
+      const int early_chunks = min(chunk_count, kStages);
+      for (int chunk = 0; chunk < early_chunks; ++chunk) copy_weights(chunk, chunk);
       wait_for_prior_grids();
       int stage = 0;
       unsigned phase = 0;
@@ -120,10 +123,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
         std::uint8_t* destination = shared + stage * Layout::kStageBytes;
         if (chunk >= early_chunks) {
           mbarrier_wait(&empty[stage], phase ^ 1);  // released by every CTA of the group
-          mbarrier_arrive_expect_bytes(&full[stage], Layout::kStageBytes);
-          bulk_copy_to_shared(destination, codes + std::int64_t(chunk) * kRecordBytes, Layout::kCodeBytes, &full[stage]);
-          bulk_copy_to_shared(destination + Layout::kCodeBytes, scales + std::int64_t(chunk) * kRecordBytes, Layout::kScaleBytes,
-                              &full[stage]);
+          copy_weights(chunk, stage);
         }
         const std::uint8_t* chunk_activations = activations + std::int64_t(chunk) * Layout::kActivationBytes;
         if (multicast == 1) {
@@ -234,8 +234,7 @@ cudaError_t launch(const WgmmaGemmArgs& args, int splits, int multicast, bool pr
   const auto kernel = wgmma_gemm_kernel<kTokens, kWarpgroups>;
   const cudaError_t configured = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Layout::kBytes);
   if (configured != cudaSuccess) return configured;
-  const std::int64_t row_blocks = (args.n + Layout::kCtaRows - 1) / Layout::kCtaRows;
-  const std::int64_t ctas_n = (row_blocks + multicast - 1) / multicast * multicast;  // whole multicast groups
+  const std::int64_t ctas_n = grid_ctas_along_n(WgmmaShape{kTokens, kWarpgroups, splits, multicast}, args.n);
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(unsigned(ctas_n), unsigned(splits));
   config.blockDim = dim3(32 * (4 * kWarpgroups + 1));
