@@ -308,6 +308,13 @@ TEST(CudaDecodeTuning, EveryChosenShapeIsCompiled) {
     }
   }
 }
+
+// The wgmma epilogue splits a CTA's rows evenly over its K splits, so only powers of two run.
+TEST(CudaDecodeTuning, WgmmaSplitsThatAreNotAPowerOfTwoAreNotCompiled) {
+  EXPECT_TRUE(is_compiled_wgmma_shape(WgmmaShape{64, 1, 4, 1}));
+  EXPECT_FALSE(is_compiled_wgmma_shape(WgmmaShape{64, 1, 3, 1}));
+  EXPECT_FALSE(is_compiled_wgmma_shape(WgmmaShape{64, 2, 6, 1}));
+}
 #endif
 
 TEST(CudaDecodeTuning, TheShapeKnobTakesTilesPerWarpOptionally) {

@@ -10,7 +10,8 @@
 //   consumers.
 // - Each consumer warp decodes its 16-row tile of the chunk from the stage into four 16x16 A
 //   fragments; its warpgroup (64 rows) then runs four wgmma.m64nTk16 with A from registers and B
-//   (T = kTokens activation rows) from the stage, waits for them and releases the stage.
+//   (T = kTokens activation rows) from the stage. While they run it decodes the next chunk; it
+//   releases a stage once the wgmmas that read it have retired.
 // - A cluster is `multicast` x `splits` CTAs. The `multicast` CTAs of a row (neighbouring row
 //   blocks, the same K range) share each activation chunk: each copies a slice of it into all of
 //   them (bulk copy with multicast), and a stage is reused only when every CTA of the group has
@@ -85,7 +86,8 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < kStages; ++stage) {
       mbarrier_init(&full[stage], 1);                 // the producer's expect-bytes arrival
-      mbarrier_init(&empty[stage], 32 * kConsumerWarps * multicast);  // every consumer lane of the group
+      // Every consumer lane of this CTA, or one arrival per consumer warp of the group (multicast).
+      mbarrier_init(&empty[stage], multicast == 1 ? 32 * kConsumerWarps : kConsumerWarps * multicast);
     }
     fence_barrier_init();
   }
@@ -110,9 +112,9 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
       const auto copy_weights = [&](int chunk, int stage) {
         std::uint8_t* destination = shared + stage * Layout::kStageBytes;
         mbarrier_arrive_expect_bytes(&full[stage], Layout::kStageBytes);
-        bulk_copy_to_shared(destination, codes + std::int64_t(chunk) * kRecordBytes, Layout::kCodeBytes, &full[stage]);
-        bulk_copy_to_shared(destination + Layout::kCodeBytes, scales + std::int64_t(chunk) * kRecordBytes, Layout::kScaleBytes,
-                            &full[stage]);
+        const std::int64_t offset = std::int64_t(chunk) * kRecordBytes;
+        bulk_copy_to_shared(destination, codes + offset, Layout::kCodeBytes, &full[stage]);
+        bulk_copy_to_shared(destination + Layout::kCodeBytes, scales + offset, Layout::kScaleBytes, &full[stage]);
       };
       const int early_chunks = min(chunk_count, kStages);
       for (int chunk = 0; chunk < early_chunks; ++chunk) copy_weights(chunk, chunk);
@@ -144,25 +146,42 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
   if (warp < kConsumerWarps || lane != 0) wait_for_prior_grids();  // before any output store below
   if (warp < kConsumerWarps) {
     const std::uint32_t stages = shared_address(shared);
-    // One chunk: decode the warp's tile from the stage, multiply, wait for the MMAs and hand the
-    // stage back. The wait is not overlapped with the next decode inside a warpgroup: a decode
-    // that defines A registers while MMAs are in flight makes ptxas serialize them anyway (C7513);
-    // the CTA's other warpgroup and the SM's other CTA fill the tensor cores meanwhile.
-    int stage = 0;
-    unsigned phase = 0;
-    // The count is the same for the whole CTA, so every warpgroup reaches each wgmma together.
-    for (int chunk = 0; chunk < chunk_count; ++chunk) {
-      mbarrier_wait(&full[stage], phase);
+    // Software-pipelined by one chunk: the wgmmas of chunk c run while the warp decodes chunk
+    // c + 1 into the other fragment set, so the tensor pipe and the decode overlap inside each
+    // warpgroup. A fragment set is rewritten only after `wgmma_wait<1>` has retired the group
+    // that read it, and no instruction touches a fragment of an in-flight group (else ptxas
+    // serializes every wgmma, C7513).
+    std::uint32_t fragments_a[kBlocksPerChunk][4], fragments_b[kBlocksPerChunk][4];
+    const auto decode_chunk = [&](int stage, std::uint32_t(&fragments)[kBlocksPerChunk][4]) {
       const std::uint8_t* stage_pointer = shared + stage * Layout::kStageBytes;
       const uint4 words = *reinterpret_cast<const uint4*>(stage_pointer + warp * kTileCodeBytes + lane * 16);
       const std::uint32_t scale_bytes =
           *reinterpret_cast<const std::uint16_t*>(stage_pointer + Layout::kCodeBytes + warp * kTileScaleBytes + lane * 2);
       const RowScales scales = lookup_row_scales(scale_bytes, scale_table);
-      std::uint32_t fragments[kBlocksPerChunk][4];
       decode_fragment(words.x, scales, fragments[0]);
       decode_fragment(words.y, scales, fragments[1]);
       decode_fragment(words.z, scales, fragments[2]);
       decode_fragment(words.w, scales, fragments[3]);
+    };
+    // Alone, every lane releases its own reads of the stage: an arrive orders only the arriving
+    // thread's earlier accesses before the producer's refill. In a multicast group that would be
+    // 32 remote arrivals per warp and member CTA per stage, so the warp synchronises and lane j
+    // arrives once at member j.
+    const auto release = [&](int stage) {
+      if (multicast == 1) {
+        mbarrier_arrive(&empty[stage]);
+      } else {
+        __syncwarp();
+        if (lane < multicast) mbarrier_arrive_in_cta(&empty[stage], cluster_rank(lane, split));
+      }
+    };
+    int stage = 0;
+    unsigned phase = 0;
+    const auto next_stage = [](int s) { return s + 1 == kStages ? 0 : s + 1; };
+    // Chunk `chunk` (in stage `stage`, decoded into `current`): issue its wgmmas, retire the
+    // previous chunk's, release that chunk's stage, then decode chunk + 1 into `following`.
+    // The count is the same for the whole CTA, so every warpgroup reaches each wgmma together.
+    const auto step = [&](int chunk, std::uint32_t(&current)[kBlocksPerChunk][4], std::uint32_t(&following)[kBlocksPerChunk][4]) {
       const std::uint32_t activation_address = stages + stage * Layout::kStageBytes + Layout::kActivationOffset;
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
@@ -171,24 +190,33 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
       for (int block = 0; block < kBlocksPerChunk; ++block) {
         const std::uint64_t descriptor = shared_matrix_descriptor(activation_address + block * Layout::kBlockBytes,
                                                                   kCoreMatrixKStep, kCoreMatrixNStep);
-        wgmma_k16<kTokens>(accumulators, fragments[block], descriptor);
+        wgmma_k16<kTokens>(accumulators, current[block], descriptor);
       }
       wgmma_commit();
-      wgmma_wait<0>();
+      wgmma_wait<1>();  // the previous chunk's group: its stage and fragment set are free again
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
-#pragma unroll
-      for (int block = 0; block < kBlocksPerChunk; ++block)
-        for (int r = 0; r < 4; ++r) pin_register(fragments[block][r]);
-      // Every lane releases its own reads of the stage: an arrive orders only the arriving
-      // thread's earlier accesses before the producer's refill.
-      if (multicast == 1) {
-        mbarrier_arrive(&empty[stage]);
-      } else {
-        for (int member = 0; member < multicast; ++member) mbarrier_arrive_in_cta(&empty[stage], cluster_rank(member, split));
+      const int previous = stage == 0 ? kStages - 1 : stage - 1;
+      if (chunk > 0) release(previous);
+      stage = next_stage(stage);
+      if (stage == 0) phase ^= 1;
+      if (chunk + 1 < chunk_count) {
+        mbarrier_wait(&full[stage], phase);
+        decode_chunk(stage, following);
       }
-      if (++stage == kStages) stage = 0, phase ^= 1;
+    };
+    if (chunk_count > 0) {
+      mbarrier_wait(&full[0], 0);
+      decode_chunk(0, fragments_a);
     }
+    for (int chunk = 0; chunk < chunk_count; chunk += 2) {
+      step(chunk, fragments_a, fragments_b);
+      if (chunk + 1 < chunk_count) step(chunk + 1, fragments_b, fragments_a);
+    }
+    wgmma_wait<0>();
+#pragma unroll
+    for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
+    if (chunk_count > 0) release(stage == 0 ? kStages - 1 : stage - 1);
   }
   __syncthreads();  // every stage has been read: the partial tile may reuse them
 
@@ -208,19 +236,37 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
   }
   cluster.sync();  // every CTA's partial tile is complete (and every copy into this CTA has landed)
 
-  // This CTA writes rows [row_begin, row_end) of the cluster's tile: consecutive threads take
-  // consecutive weight rows, so stores along N coalesce.
-  const int row_begin = Layout::kCtaRows * split / splits, row_end = Layout::kCtaRows * (split + 1) / splits;
-  const int slice_rows = row_end - row_begin;
+  // This CTA writes rows [row_begin, row_end) of the cluster's tile (splits is a power of two, so
+  // the slice is too): consecutive threads take consecutive weight rows, so stores along N
+  // coalesce. Each thread first gathers kEpilogueBatch sums, then stores them: a load that
+  // followed a store through the generic output pointer would wait for it, one at a time.
+  const int slice_rows = Layout::kCtaRows / splits, row_begin = slice_rows * split;
+  const int slice_shift = __ffs(slice_rows) - 1;
+  const int outputs = slice_rows * min(args.m, kTokens);
   const float scale = args.alpha * kDecodeCompensation;
-  for (int index = threadIdx.x; index < slice_rows * kTokens; index += kThreads) {
-    const int col = index / slice_rows, row = row_begin + index % slice_rows;
-    const std::int64_t n = std::int64_t(blockIdx.x) * Layout::kCtaRows + row;
-    if (col >= args.m || n >= args.n) continue;
-    float sum = 0.0f;
-    for (int member = 0; member < splits; ++member)
-      sum += cluster.map_shared_rank(partial, cluster_rank(group_rank, member))[row * Layout::kPartialStride + col];
-    store_output(args.out, std::int64_t(col) * args.out_stride + n, args.out_dtype, scale * sum);
+  constexpr int kEpilogueBatch = 4;
+  for (int first = threadIdx.x; first < outputs; first += kThreads * kEpilogueBatch) {
+    float sums[kEpilogueBatch];
+#pragma unroll
+    for (int j = 0; j < kEpilogueBatch; ++j) {
+      const int index = first + j * kThreads;
+      sums[j] = 0.0f;
+      if (index >= outputs) continue;
+      const int offset = (row_begin + (index & (slice_rows - 1))) * Layout::kPartialStride + (index >> slice_shift);
+      if (splits == 1) {
+        sums[j] = partial[offset];
+      } else {
+        for (int member = 0; member < splits; ++member)
+          sums[j] += cluster.map_shared_rank(partial, cluster_rank(group_rank, member))[offset];
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kEpilogueBatch; ++j) {
+      const int index = first + j * kThreads;
+      const std::int64_t n = std::int64_t(blockIdx.x) * Layout::kCtaRows + row_begin + (index & (slice_rows - 1));
+      if (index < outputs && n < args.n)
+        store_output(args.out, std::int64_t(index >> slice_shift) * args.out_stride + n, args.out_dtype, scale * sums[j]);
+    }
   }
   cluster.sync();  // keeps this CTA's shared memory alive until the cluster has read it
 #else
@@ -267,6 +313,7 @@ cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, const WgmmaShape& shape
 bool is_compiled_wgmma_shape(const WgmmaShape& shape) {
   if (shape.splits < 1 || shape.multicast < 1 || shape.splits * shape.multicast > kMaxWgmmaCluster) return false;
   if (shape.multicast & (shape.multicast - 1)) return false;  // a power of two divides the activation chunk
+  if (shape.splits & (shape.splits - 1)) return false;        // and the CTA's rows among the epilogue's slices
 #define FP4GEMM_WGMMA_MATCH(t, wg) \
   if (shape.tokens == t && shape.warpgroups == wg) return true;
   FP4GEMM_WGMMA_SHAPES(FP4GEMM_WGMMA_MATCH)

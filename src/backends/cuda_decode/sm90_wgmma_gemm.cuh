@@ -17,7 +17,7 @@ struct WgmmaGemmArgs : KernelProblem {
 // `programmatic` (programmatic_launch.cuh); returns the launch status.
 cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, const WgmmaShape& shape, bool programmatic, cudaStream_t stream);
 
-// Whether the shape runs: (tokens, warpgroups) compiled in, multicast a power of two, the cluster
+// Whether the shape runs: (tokens, warpgroups) compiled in, multicast and splits powers of two, the cluster
 // (multicast x splits) at most kMaxWgmmaCluster CTAs.
 bool is_compiled_wgmma_shape(const WgmmaShape& shape);
 
