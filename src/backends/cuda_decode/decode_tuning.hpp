@@ -91,10 +91,10 @@ inline constexpr int kWgmmaStages = 8;
 // splits reduced through distributed shared memory), bounded by the portable cluster size.
 inline constexpr int kMaxWgmmaCluster = 8;
 // Row blocks that share each activation copy (bulk copy with multicast). Measured on the H200: 2-,
-// 4- and 8-CTA groups made every shape 2-5x slower than no multicast, and still 1.6-2.6x slower
-// with one release per warp and member CTA instead of one per lane (bench/results/2026-11-30-h200-s6.md),
-// so the count of remote arrivals is not the cause (not diagnosed). The rule does not multicast;
-// FP4GEMM_WGMMA_SHAPE can.
+// 4- and 8-CTA groups made every shape 2-5x slower than no multicast; an experiment with one
+// release per warp and member CTA instead of one per lane was still 1.6-2.6x slower
+// (bench/results/2026-11-30-h200-s6.md), so the count of remote arrivals is not the cause (not
+// diagnosed). The rule does not multicast; FP4GEMM_WGMMA_SHAPE can.
 inline constexpr int kWgmmaMulticast = 1;
 // Fewest chunks a split should stream (shorter runs do not amortise the pipeline fill).
 inline constexpr int kMinWgmmaChunksPerSplit = 8;

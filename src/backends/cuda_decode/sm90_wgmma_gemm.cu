@@ -86,8 +86,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < kStages; ++stage) {
       mbarrier_init(&full[stage], 1);                 // the producer's expect-bytes arrival
-      // Every consumer lane of this CTA, or one arrival per consumer warp of the group (multicast).
-      mbarrier_init(&empty[stage], multicast == 1 ? 32 * kConsumerWarps : kConsumerWarps * multicast);
+      mbarrier_init(&empty[stage], 32 * kConsumerWarps * multicast);  // every consumer lane of the group
     }
     fence_barrier_init();
   }
@@ -163,16 +162,15 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
       decode_fragment(words.z, scales, fragments[2]);
       decode_fragment(words.w, scales, fragments[3]);
     };
-    // Alone, every lane releases its own reads of the stage: an arrive orders only the arriving
-    // thread's earlier accesses before the producer's refill. In a multicast group that would be
-    // 32 remote arrivals per warp and member CTA per stage, so the warp synchronises and lane j
-    // arrives once at member j.
+    // Every lane releases its own reads of the stage: an arrive orders only the arriving thread's
+    // earlier accesses before the producer's refill. (One arrival per warp after __syncwarp, to
+    // cut a multicast group's remote arrivals 32-fold, left multicast 1.6-2.6x slower than none
+    // and racecheck reports the other lanes' reads: bench/results/2026-11-30-h200-s6.md.)
     const auto release = [&](int stage) {
       if (multicast == 1) {
         mbarrier_arrive(&empty[stage]);
       } else {
-        __syncwarp();
-        if (lane < multicast) mbarrier_arrive_in_cta(&empty[stage], cluster_rank(lane, split));
+        for (int member = 0; member < multicast; ++member) mbarrier_arrive_in_cta(&empty[stage], cluster_rank(member, split));
       }
     };
     int stage = 0;
