@@ -110,6 +110,37 @@ TEST(CudaDecodeLayout, EveryLaneDecodesItsFragmentAtPaddedShapes) {
   }
 }
 
+// The words straight from the definition: fragment element e of MMA block b, lane (g, t) is row
+// g + 8 * (e / 2 % 2), chunk column 16t + 4b + e % 2 + 2 * (e / 4), its code bit i at word_bit(e, i).
+// Byte-exact, so a sign flip on a zero code (which decodes equal) is caught too.
+TEST(CudaDecodeLayout, CodeWordsMatchTheBitByBitDefinition) {
+  std::mt19937_64 rng(testing::fresh_seed());
+  for (auto [rows, cols] : {std::pair<std::int64_t, std::int64_t>{37, 80}, {257, 4096}}) {
+    Nvfp4Matrix weight;
+    weight.rows = rows;
+    weight.cols = cols;
+    weight.codes.resize(std::size_t(rows * cols / 2));
+    for (auto& byte : weight.codes) byte = std::uint8_t(rng());
+    weight.scales.assign(std::size_t(rows * scale_layout::scale_cols(cols)), 0x38);
+    const DecodeLayout layout = make_decode_layout(weight.view());
+    for (std::int64_t tile = 0; tile < layout.row_tiles; ++tile)
+      for (std::int64_t chunk = 0; chunk < layout.chunks; ++chunk)
+        for (int lane = 0; lane < 32; ++lane)
+          for (int block = 0; block < 4; ++block) {
+            std::uint32_t want = 0;
+            for (int element = 0; element < 8; ++element) {
+              const std::int64_t n = tile * 16 + lane / 4 + 8 * (element / 2 % 2);
+              const std::int64_t k = chunk * 64 + 16 * (lane % 4) + 4 * block + element % 2 + 2 * (element / 4);
+              const std::uint32_t code = n < rows && k < cols ? e2m1::unpack(weight.codes.data() + n * (cols / 2), k) : 0;
+              for (int bit = 0; bit < 4; ++bit) want |= ((code >> bit) & 1u) << word_bit(element, bit);
+            }
+            std::uint32_t word;
+            std::memcpy(&word, layout.records.data() + code_offset(tile, chunk, layout.chunks, lane) + block * 4, 4);
+            ASSERT_EQ(word, want) << rows << "x" << cols << " tile " << tile << " chunk " << chunk << " lane " << lane;
+          }
+  }
+}
+
 TEST(CudaDecodeLayout, SwizzledScalesGiveTheSameLayout) {
   std::mt19937_64 rng(testing::fresh_seed());
   const std::vector<float> values = testing::random_values(130 * 96, rng);
