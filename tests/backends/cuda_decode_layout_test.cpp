@@ -306,10 +306,14 @@ TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
   EXPECT_THROW(wgmma_shape_override(shape), Error);
   setenv("FP4GEMM_WGMMA_SHAPE", "2:4:4", 1);  // a cluster of 16
   EXPECT_THROW(wgmma_shape_override(shape), Error);
-  setenv("FP4GEMM_WGMMA_SHAPE", "1:3", 1);
+  setenv("FP4GEMM_WGMMA_SHAPE", "1:3", 1);  // the epilogue needs splits that are powers of two
+  EXPECT_THROW(wgmma_shape_override(shape), Error);
+  setenv("FP4GEMM_WGMMA_SHAPE", "2:1:3", 1);  // and so does the activation chunk's multicast
+  EXPECT_THROW(wgmma_shape_override(shape), Error);
+  setenv("FP4GEMM_WGMMA_SHAPE", "1:4", 1);
   EXPECT_TRUE(wgmma_shape_override(shape));
   EXPECT_EQ(shape.warpgroups, 1);
-  EXPECT_EQ(shape.splits, 3);
+  EXPECT_EQ(shape.splits, 4);
   EXPECT_EQ(shape.multicast, 1);
   setenv("FP4GEMM_WGMMA_SHAPE", "2:2:4", 1);
   EXPECT_TRUE(wgmma_shape_override(shape));

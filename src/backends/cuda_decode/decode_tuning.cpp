@@ -129,9 +129,10 @@ bool wgmma_shape_override(WgmmaShape& shape) {
   if (text == nullptr) return false;
   int warpgroups = 0, splits = 0, multicast = 1;
   const int fields = std::sscanf(text, "%d:%d:%d", &warpgroups, &splits, &multicast);
-  if (fields < 2 || warpgroups < 1 || splits < 1 || multicast < 1 || splits * multicast > kMaxWgmmaCluster) {
-    throw_invalid(std::string("FP4GEMM_WGMMA_SHAPE must look like 2:4 or 2:2:4 (warpgroups:splits[:multicast], a cluster of "
-                              "at most ") +
+  const auto power_of_two = [](int value) { return value >= 1 && (value & (value - 1)) == 0; };
+  if (fields < 2 || warpgroups < 1 || !power_of_two(splits) || !power_of_two(multicast) || splits * multicast > kMaxWgmmaCluster) {
+    throw_invalid(std::string("FP4GEMM_WGMMA_SHAPE must look like 2:4 or 2:2:4 (warpgroups:splits[:multicast], splits and "
+                              "multicast powers of two, a cluster of at most ") +
                   std::to_string(kMaxWgmmaCluster) + " CTAs), not '" + text + "'");
   }
   shape.warpgroups = warpgroups;

@@ -123,7 +123,7 @@ WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, in
 std::int64_t grid_ctas_along_n(const WgmmaShape& shape, std::int64_t n);
 
 // Tuning knob for measurements only: FP4GEMM_WGMMA_SHAPE="warpgroups:splits[:multicast]". Returns
-// false when unset; throws on a malformed value.
+// false when unset; throws on a malformed value (splits and multicast must be powers of two).
 bool wgmma_shape_override(WgmmaShape& shape);
 
 }  // namespace fp4gemm::cuda_decode
