@@ -1,5 +1,6 @@
 #include "backends/cuda_decode/decode_tuning.hpp"
 
+#include <bit>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -129,7 +130,7 @@ bool wgmma_shape_override(WgmmaShape& shape) {
   if (text == nullptr) return false;
   int warpgroups = 0, splits = 0, multicast = 1;
   const int fields = std::sscanf(text, "%d:%d:%d", &warpgroups, &splits, &multicast);
-  const auto power_of_two = [](int value) { return value >= 1 && (value & (value - 1)) == 0; };
+  const auto power_of_two = [](int value) { return value >= 1 && std::has_single_bit(unsigned(value)); };
   if (fields < 2 || warpgroups < 1 || !power_of_two(splits) || !power_of_two(multicast) || splits * multicast > kMaxWgmmaCluster) {
     throw_invalid(std::string("FP4GEMM_WGMMA_SHAPE must look like 2:4 or 2:2:4 (warpgroups:splits[:multicast], splits and "
                               "multicast powers of two, a cluster of at most ") +

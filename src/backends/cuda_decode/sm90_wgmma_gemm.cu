@@ -176,6 +176,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
     int stage = 0;
     unsigned phase = 0;
     const auto next_stage = [](int s) { return s + 1 == kStages ? 0 : s + 1; };
+    const auto previous_stage = [](int s) { return s == 0 ? kStages - 1 : s - 1; };
     // Chunk `chunk` (in stage `stage`, decoded into `current`): issue its wgmmas, retire the
     // previous chunk's, release that chunk's stage, then decode chunk + 1 into `following`.
     // The count is the same for the whole CTA, so every warpgroup reaches each wgmma together.
@@ -194,7 +195,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
       wgmma_wait<1>();  // the previous chunk's group: its stage and fragment set are free again
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
-      const int previous = stage == 0 ? kStages - 1 : stage - 1;
+      const int previous = previous_stage(stage);
       if (chunk > 0) release(previous);
       stage = next_stage(stage);
       if (stage == 0) phase ^= 1;
@@ -214,7 +215,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
     wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
-    if (chunk_count > 0) release(stage == 0 ? kStages - 1 : stage - 1);
+    if (chunk_count > 0) release(previous_stage(stage));
   }
   __syncthreads();  // every stage has been read: the partial tile may reuse them
 
@@ -234,8 +235,8 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
   }
   cluster.sync();  // every CTA's partial tile is complete (and every copy into this CTA has landed)
 
-  // This CTA writes rows [row_begin, row_end) of the cluster's tile (splits is a power of two, so
-  // the slice is too): consecutive threads take consecutive weight rows, so stores along N
+  // This CTA writes rows [row_begin, row_begin + slice_rows) of the cluster's tile (splits is a
+  // power of two, so the slice is too): consecutive threads take consecutive weight rows, so stores along N
   // coalesce. Each thread first gathers kEpilogueBatch sums, then stores them: a load that
   // followed a store through the generic output pointer would wait for it, one at a time.
   const int slice_rows = Layout::kCtaRows / splits, row_begin = slice_rows * split;
