@@ -18,16 +18,19 @@ TEST(CudaDecodeKernelPlan, NamesTheKernelAndShapeTheRulesPickOnAnH200) {
   unsetenv("FP4GEMM_DECODE_KERNEL");
   unsetenv("FP4GEMM_DECODE_SHAPE");
   unsetenv("FP4GEMM_WGMMA_SHAPE");
+  unsetenv("FP4GEMM_PDL");
   const DeviceInfo h200 = dispatch::simulated_device(90, 130100);  // 132 SMs
   const std::string decode = describe_kernel_plan({1, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(decode, "mma.sync kernel")) << decode;
   EXPECT_TRUE(contains(decode, "896 CTAs of 1x4 warps")) << decode;  // 1792 tiles in pairs
   EXPECT_TRUE(contains(decode, "2 weight tiles of 16 rows per warp")) << decode;
+  EXPECT_TRUE(contains(decode, "; programmatic dependent launch when the grid fills 90% of the GPU's resident CTA slots")) << decode;
   const std::string narrow = describe_kernel_plan({1, 4096, 4096, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(narrow, "1 weight tile of 16 rows per warp (tile pairs would leave")) << narrow;
   const std::string wgmma = describe_kernel_plan({64, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(wgmma, "wgmma kernel (SM 9.0 runs wgmma from M = 33")) << wgmma;
   EXPECT_TRUE(contains(wgmma, "224 CTAs of 2 warpgroups")) << wgmma;
+  EXPECT_TRUE(contains(wgmma, "; programmatic dependent launch (the next kernel enters after the main loop)")) << wgmma;
   const std::string w4a4 = describe_kernel_plan({16, 4096, 4096, ActivationType::nvfp4, DType::bf16}, h200);
   EXPECT_EQ(w4a4.rfind("NVFP4 activations dequantized to BF16 first", 0), 0u) << w4a4;
 }
@@ -37,6 +40,7 @@ TEST(CudaDecodeKernelPlan, OtherGpusRunTheMmaKernelWhateverTheKnob) {
   const std::string ampere = describe_kernel_plan({64, 28672, 8192, ActivationType::bf16, DType::bf16},
                                                   dispatch::simulated_device(80, 130100));
   EXPECT_TRUE(contains(ampere, "mma.sync kernel (the only kernel off SM 9.0")) << ampere;
+  EXPECT_TRUE(contains(ampere, "; no programmatic dependent launch (SM 9.0 and newer)")) << ampere;
   const std::string forced = describe_kernel_plan({1, 4096, 4096, ActivationType::bf16, DType::bf16},
                                                   dispatch::simulated_device(90, 130100));
   EXPECT_TRUE(contains(forced, "wgmma kernel (forced by FP4GEMM_DECODE_KERNEL)")) << forced;
@@ -55,6 +59,16 @@ TEST(CudaDecodeKernelPlan, KnobsAreReportedAndMalformedOnesAreNamedNotThrown) {
   EXPECT_NO_THROW(malformed = describe_kernel_plan(problem, h200));
   EXPECT_EQ(malformed.rfind("cannot plan: FP4GEMM_DECODE_SHAPE", 0), 0u) << malformed;
   unsetenv("FP4GEMM_DECODE_SHAPE");
+  setenv("FP4GEMM_PDL", "0", 1);
+  const std::string off = describe_kernel_plan(problem, h200);
+  EXPECT_TRUE(contains(off, "; no programmatic dependent launch [FP4GEMM_PDL=0]")) << off;
+  setenv("FP4GEMM_PDL", "1", 1);
+  const std::string on = describe_kernel_plan(problem, h200);
+  EXPECT_TRUE(contains(on, "; programmatic dependent launch [FP4GEMM_PDL=1]")) << on;
+  setenv("FP4GEMM_PDL", "sometimes", 1);
+  const std::string bad = describe_kernel_plan(problem, h200);
+  EXPECT_EQ(bad.rfind("cannot plan: FP4GEMM_PDL must be '0' or '1'", 0), 0u) << bad;
+  unsetenv("FP4GEMM_PDL");
 }
 
 }  // namespace

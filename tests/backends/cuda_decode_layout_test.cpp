@@ -258,23 +258,33 @@ TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForTallWeightsFromItsMinimumM) {
   unsetenv("FP4GEMM_DECODE_KERNEL");
 }
 
-TEST(CudaDecodeTuning, ProgrammaticLaunchOnlyWhenAskedForAndOnSm90AndNewer) {
+TEST(CudaDecodeTuning, ProgrammaticLaunchFollowsTheGridUnlessForcedAndNeverBeforeSm90) {
   unsetenv("FP4GEMM_PDL");
-  EXPECT_FALSE(use_programmatic_launch(90));  // off by default: it measured no faster
-  EXPECT_FALSE(use_programmatic_launch(80));
+  EXPECT_EQ(programmatic_launch_policy(90), ProgrammaticLaunch::when_grid_fills);
+  EXPECT_EQ(programmatic_launch_policy(100), ProgrammaticLaunch::when_grid_fills);
+  EXPECT_EQ(programmatic_launch_policy(89), ProgrammaticLaunch::off);  // griddepcontrol needs SM 9.0
+  EXPECT_EQ(programmatic_launch_policy(80), ProgrammaticLaunch::off);
   setenv("FP4GEMM_PDL", "1", 1);
-  EXPECT_FALSE(use_programmatic_launch(80));  // griddepcontrol needs SM 9.0
-  EXPECT_FALSE(use_programmatic_launch(89));
-  EXPECT_TRUE(use_programmatic_launch(90));
-  EXPECT_TRUE(use_programmatic_launch(100));
+  EXPECT_EQ(programmatic_launch_policy(90), ProgrammaticLaunch::on);
+  EXPECT_EQ(programmatic_launch_policy(80), ProgrammaticLaunch::off);  // never before SM 9.0
   setenv("FP4GEMM_PDL", "0", 1);
-  EXPECT_FALSE(use_programmatic_launch(90));
-  setenv("FP4GEMM_PDL", "1", 1);
-  EXPECT_TRUE(use_programmatic_launch(90));
-  EXPECT_FALSE(use_programmatic_launch(80));  // never before SM 9.0
+  EXPECT_EQ(programmatic_launch_policy(90), ProgrammaticLaunch::off);
   setenv("FP4GEMM_PDL", "yes", 1);
-  EXPECT_THROW(use_programmatic_launch(90), Error);
+  EXPECT_THROW(programmatic_launch_policy(90), Error);
+  EXPECT_THROW(programmatic_launch_policy(80), Error);  // a bad value is refused on every GPU
   unsetenv("FP4GEMM_PDL");
+}
+
+TEST(CudaDecodeTuning, AGridFillsTheGpuFromNinetyPercentOfItsResidentSlots) {
+  // The H200 figures behind the rule (decode_tuning.hpp): 132 SMs.
+  EXPECT_TRUE(grid_fills_gpu(896, 7, 132));   // M = 1 28672x8192: 896 of 924 slots
+  EXPECT_TRUE(grid_fills_gpu(896, 4, 132));   // M = 16 28672x8192: 1.7 waves
+  EXPECT_FALSE(grid_fills_gpu(256, 3, 132));  // M = 1 4096x12288: 256 of 396
+  EXPECT_FALSE(grid_fills_gpu(384, 4, 132));  // M = 16 12288x4096: 384 of 528
+  EXPECT_TRUE(grid_fills_gpu(256, 2, 132));   // M = 16 4096x12288: 256 of 264
+  EXPECT_FALSE(grid_fills_gpu(237, 2, 132));  // just under 0.9 x 264
+  EXPECT_TRUE(grid_fills_gpu(238, 2, 132));
+  EXPECT_FALSE(grid_fills_gpu(1000, 0, 132));  // occupancy unknown: no PDL
 }
 
 TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {

@@ -62,28 +62,37 @@ cuda_decode::KernelProblem kernel_problem(const GemmProblem& problem, const Deco
   return kernel;
 }
 
+// The mma.sync kernel's CTA shape: the rule's, or FP4GEMM_DECODE_SHAPE's when it names a compiled one.
+cuda_decode::LaunchShape mma_launch_shape(const GemmProblem& problem, int multiprocessors) {
+  cuda_decode::LaunchShape shape = cuda_decode::choose_launch_shape(problem.m, problem.n, problem.k, multiprocessors);
+  if (cuda_decode::shape_override(shape) && !cuda_decode::is_compiled_shape(shape)) {
+    throw_invalid("FP4GEMM_DECODE_SHAPE names a CTA shape this build does not compile");
+  }
+  return shape;
+}
+
 void run_mma(const GemmProblem& problem, const DecodeWeight& prepared, const void* activations, std::int64_t activation_stride,
-             float alpha, const MutableDenseView& out, cudaStream_t stream) {
+             float alpha, const MutableDenseView& out, cuda_decode::ProgrammaticLaunch policy, cudaStream_t stream) {
   cuda_decode::DecodeGemmArgs args;
   static_cast<cuda_decode::KernelProblem&>(args) = kernel_problem(problem, prepared, alpha, out);
   args.activations = activations;
   args.activation_stride = activation_stride;
-  cuda_decode::LaunchShape shape = cuda_decode::choose_launch_shape(problem.m, problem.n, problem.k, prepared.multiprocessors);
-  if (cuda_decode::shape_override(shape) && !cuda_decode::is_compiled_shape(shape)) {
-    throw_invalid("FP4GEMM_DECODE_SHAPE names a CTA shape this build does not compile");
-  }
-  cuda::check_cuda(cuda_decode::launch_decode_gemm(args, shape, cuda_decode::use_programmatic_launch(prepared.sm), stream),
+  const cuda_decode::LaunchShape shape = mma_launch_shape(problem, prepared.multiprocessors);
+  cuda::check_cuda(cuda_decode::launch_decode_gemm(args, shape, policy, prepared.multiprocessors, stream),
                    "cuda_decode: launching the kernel");
 }
 
 // The wgmma kernel reads activations packed into its shared-memory image (activation_pack.hpp).
 void run_wgmma(const GemmProblem& problem, const DecodeWeight& prepared, const std::uint16_t* activations,
-               std::int64_t activation_stride, float alpha, const MutableDenseView& out, cudaStream_t stream) {
+               std::int64_t activation_stride, float alpha, const MutableDenseView& out, cuda_decode::ProgrammaticLaunch policy,
+               cudaStream_t stream) {
   cuda_decode::WgmmaShape shape = cuda_decode::choose_wgmma_shape(problem.m, problem.n, problem.k, prepared.multiprocessors);
   if (cuda_decode::wgmma_shape_override(shape) && !cuda_decode::is_compiled_wgmma_shape(shape)) {
     throw_invalid("FP4GEMM_WGMMA_SHAPE names a CTA shape this build does not compile");
   }
-  const bool programmatic = cuda_decode::use_programmatic_launch(prepared.sm);
+  // The wgmma kernel lets the next kernel in only after its main loop, which measured faster with
+  // PDL on every shape (decode_tuning.hpp).
+  const bool programmatic = policy != cuda_decode::ProgrammaticLaunch::off;
   const cuda::StreamBuffer packed(static_cast<std::size_t>(prepared.chunks * cuda_decode::packed_chunk_bytes(shape.tokens)),
                                   stream, "cuda_decode: packed activations");
   cuda::check_cuda(cuda_decode::launch_pack_activations(activations, activation_stride, int(problem.m), int(problem.k),
@@ -104,7 +113,21 @@ std::string CudaDecodeBackend::summary() const {
 }
 
 std::string CudaDecodeBackend::kernel_plan(const GemmProblem& problem, const DeviceInfo& device) const {
-  return cuda_decode::describe_kernel_plan(problem, device);
+  std::string plan = cuda_decode::describe_kernel_plan(problem, device);
+  // On a probed GPU, say what the occupancy rule decides for this grid.
+  if (!device.probed || !device.is_cuda() || plan.rfind("cannot plan", 0) == 0) return plan;
+  if (cuda_decode::use_wgmma_kernel(problem.m, problem.n, device.sm())) return plan;
+  if (cuda_decode::programmatic_launch_policy(device.sm()) != cuda_decode::ProgrammaticLaunch::when_grid_fills) return plan;
+  try {
+    cuda::DeviceGuard guard(device.index);
+    const bool fills = cuda_decode::decode_gemm_uses_programmatic_launch(
+        mma_launch_shape(problem, device.multiprocessors), problem.n, cuda_decode::ProgrammaticLaunch::when_grid_fills,
+        device.multiprocessors);
+    plan += fills ? ": it does here" : ": it does not here, so no PDL";
+  } catch (const Error&) {
+    // The plan above stands; run() reports a shape it cannot launch.
+  }
+  return plan;
 }
 
 CheckResult CudaDecodeBackend::check_device(const DeviceInfo& device) const {
@@ -174,6 +197,7 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
   cuda::DeviceGuard guard(prepared.device);
   const auto stream = static_cast<cudaStream_t>(context.cuda_stream);
   const bool wgmma = cuda_decode::use_wgmma_kernel(problem.m, problem.n, prepared.sm);
+  cuda_decode::ProgrammaticLaunch policy = cuda_decode::programmatic_launch_policy(prepared.sm);
   const void* activations = a.dense.data;
   std::int64_t activation_stride = a.dense.stride();
   std::unique_ptr<cuda::StreamBuffer> staged;  // a staged copy of the activations, when one is needed
@@ -207,13 +231,16 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
                        "cuda_decode: copying the activations to an aligned buffer");
       activations = staged->data();
       activation_stride = problem.k;
+      // PDL relaxes the wait on a previous kernel only; the copy just queued is not one, so the
+      // kernel after it launches plainly.
+      policy = cuda_decode::ProgrammaticLaunch::off;
     }
   }
   cuda::check_device_pointer(out.data, prepared.device, "cuda_decode: output");
   if (wgmma) {
-    run_wgmma(problem, prepared, static_cast<const std::uint16_t*>(activations), activation_stride, alpha, out, stream);
+    run_wgmma(problem, prepared, static_cast<const std::uint16_t*>(activations), activation_stride, alpha, out, policy, stream);
   } else {
-    run_mma(problem, prepared, activations, activation_stride, alpha, out, stream);
+    run_mma(problem, prepared, activations, activation_stride, alpha, out, policy, stream);
   }
 }
 

@@ -78,14 +78,20 @@ bool shape_override(LaunchShape& shape) {
   return true;
 }
 
-bool use_programmatic_launch(int sm) {
-  if (sm < 90) return false;  // griddepcontrol is SM 9.0 and newer
+ProgrammaticLaunch programmatic_launch_policy(int sm) {
   const char* text = tuning_knob("FP4GEMM_PDL");
-  if (text == nullptr) return false;
-  const std::string value = text;
-  if (value == "1") return true;
-  if (value == "0") return false;
-  throw_invalid("FP4GEMM_PDL must be '0' or '1', not '" + value + "'");
+  ProgrammaticLaunch policy = ProgrammaticLaunch::when_grid_fills;
+  if (text != nullptr) {
+    const std::string value = text;
+    if (value == "1") {
+      policy = ProgrammaticLaunch::on;
+    } else if (value == "0") {
+      policy = ProgrammaticLaunch::off;
+    } else {
+      throw_invalid("FP4GEMM_PDL must be '0' or '1', not '" + value + "'");
+    }
+  }
+  return sm < 90 ? ProgrammaticLaunch::off : policy;  // griddepcontrol is SM 9.0 and newer
 }
 
 bool use_wgmma_kernel(std::int64_t m, std::int64_t n, int sm) {

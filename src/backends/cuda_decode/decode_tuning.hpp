@@ -61,13 +61,31 @@ const char* tuning_knob(const char* name);
 // malformed value.
 bool shape_override(LaunchShape& shape);
 
-// Whether the kernels are launched with programmatic dependent launch (programmatic_launch.cuh):
-// only when FP4GEMM_PDL=1, and only on SM 9.0 and newer (throws on a value other than 0 or 1).
-// Off by default because it measured no faster: on the H200, in the bench's CUDA graphs, M = 1 took
-// 5.94 us with it against 5.53 without on 4096x4096, 9.90 against 10.26 on 12288x4096, 38.5 against
-// 39.0 on 28672x8192, and the wgmma kernel at M = 32 on 28672x8192 105.6 against 77.2
-// (bench/results/2026-11-30-h200-s5.md).
-bool use_programmatic_launch(int sm);
+// Programmatic dependent launch (PDL, programmatic_launch.cuh): a call's kernel is scheduled while
+// the previous kernel on the stream finishes and starts streaming its weights. Measured on the H200
+// in the bench's CUDA graphs (bench/results/2026-11-30-h200-s7.md), once the mma.sync kernel
+// issues its first weight loads before anything else:
+// - it pays where the grid fills the GPU's resident CTA slots, the next grid's CTAs then taking
+//   each slot as it frees: M = 1 12288x4096 9.67 -> 8.58 us, 28672x8192 34.4 -> 33.4, M = 16
+//   4096x12288 13.2 -> 12.0, 4096x4096 6.63 -> 5.62;
+// - it costs where the grid leaves slots free: the next grid's first CTAs take them at once and
+//   wait there, the rest start late (M = 1 4096x12288 10.55 -> 11.71 us at 0.65 of the slots,
+//   M = 16 12288x4096 11.7 -> 12.4 at 0.73). The one miss of the rule: 4096x4096 at M = 1 (0.65)
+//   would gain 9%.
+// - The wgmma kernel lets the next kernel in only once its main loop is done (earlier, at
+//   session 5, it was 37% slower with PDL); then 1-3% faster at M = 32 and 64 on 28672x8192 and
+//   12288x4096, so it always uses PDL when the policy is not off.
+// FP4GEMM_PDL=1 turns it on for every launch, 0 off (any other value throws); unset, the policy is
+// when_grid_fills. Before SM 9.0 it is off (griddepcontrol is SM 9.0 and newer).
+enum class ProgrammaticLaunch { off, on, when_grid_fills };
+ProgrammaticLaunch programmatic_launch_policy(int sm);
+
+// The fraction of the GPU's resident CTA slots (CTAs per SM from the kernel's occupancy, times
+// SMs) a grid must fill for when_grid_fills to launch it with PDL.
+inline constexpr double kProgrammaticMinSlotFraction = 0.9;
+constexpr bool grid_fills_gpu(std::int64_t ctas, int resident_ctas_per_sm, int multiprocessors) {
+  return resident_ctas_per_sm > 0 && double(ctas) >= kProgrammaticMinSlotFraction * resident_ctas_per_sm * multiprocessors;
+}
 
 // ---- The wgmma kernel (SM 9.0 only; sm90_wgmma_gemm.cu) ----
 // Where the wgmma kernel replaces the mma.sync one on SM 9.0, measured on the H200

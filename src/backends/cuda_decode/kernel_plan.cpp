@@ -52,6 +52,16 @@ void describe_wgmma(const GemmProblem& problem, const DeviceInfo& device, std::o
   if (overridden) text << " [FP4GEMM_WGMMA_SHAPE]";
 }
 
+// Whether the kernel is launched with programmatic dependent launch, and by which rule.
+std::string describe_programmatic_launch(ProgrammaticLaunch policy, bool wgmma, int sm) {
+  if (sm < 90) return "no programmatic dependent launch (SM 9.0 and newer)";
+  if (policy == ProgrammaticLaunch::off) return "no programmatic dependent launch [FP4GEMM_PDL=0]";
+  if (policy == ProgrammaticLaunch::on) return "programmatic dependent launch [FP4GEMM_PDL=1]";
+  if (wgmma) return "programmatic dependent launch (the next kernel enters after the main loop)";
+  return "programmatic dependent launch when the grid fills " + std::to_string(int(kProgrammaticMinSlotFraction * 100)) +
+         "% of the GPU's resident CTA slots (the kernel's occupancy, checked at launch)";
+}
+
 }  // namespace
 
 std::string describe_kernel_plan(const GemmProblem& problem, const DeviceInfo& device) {
@@ -65,6 +75,7 @@ std::string describe_kernel_plan(const GemmProblem& problem, const DeviceInfo& d
     } else {
       describe_mma(problem, device, text);
     }
+    text << "; " << describe_programmatic_launch(programmatic_launch_policy(device.sm()), wgmma, device.sm());
   } catch (const Error& error) {
     return std::string("cannot plan: ") + error.what();
   }

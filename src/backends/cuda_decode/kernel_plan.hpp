@@ -10,7 +10,9 @@
 namespace fp4gemm::cuda_decode {
 
 // One line; "cannot plan: …" when a tuning knob (FP4GEMM_DECODE_KERNEL, FP4GEMM_DECODE_SHAPE,
-// FP4GEMM_WGMMA_SHAPE) is malformed, which run() would refuse the same way.
+// FP4GEMM_WGMMA_SHAPE, FP4GEMM_PDL) is malformed, which run() would refuse the same way. Whether
+// the mma.sync grid fills the GPU (for PDL) needs the kernel's occupancy: the CUDA backend's
+// kernel_plan adds it for a probed GPU.
 std::string describe_kernel_plan(const GemmProblem& problem, const DeviceInfo& device);
 
 }  // namespace fp4gemm::cuda_decode

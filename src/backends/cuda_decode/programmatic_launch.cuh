@@ -5,11 +5,9 @@
 // the kernel before it on the stream is still finishing. Ours use that window for the one input
 // nothing on the stream writes: the prepared weight (uploaded once by prepare()). Activations are
 // read, and outputs written, only after wait_for_prior_grids(), which returns once the kernels
-// before have completed and their writes are visible. The hope was that a call's weight stream
-// would overlap the previous call's tail and the launch gap: at M = 1 a call costs about 3 us more
-// than its bytes (4096 x 4096: 5.5 us against a 2.2 us roofline). Measured on the H200 it did not
-// (use_programmatic_launch in decode_tuning.hpp has the figures), so it is off unless FP4GEMM_PDL=1.
-//
+// before have completed and their writes are visible. When it is used (the policy and its H200
+// figures: programmatic_launch_policy in decode_tuning.hpp), a call's weight stream starts under
+// the previous call's tail and the launch gap: at M = 1 a call costs ~3 us more than its bytes.
 // Without the attribute, or before SM 9.0, both calls below are no-ops and the launch is ordinary.
 #include <cuda_runtime.h>
 

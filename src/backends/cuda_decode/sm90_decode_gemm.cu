@@ -80,10 +80,10 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
   __shared__ std::uint32_t scale_table[256];  // E4M3 code -> BF16x2 pair (both lanes the scale)
   __shared__ float partial[kWarpsK][kCtaRows][kCols + 1];  // +1: no bank conflicts on the transpose
 
+  // The next kernel may be scheduled at once (programmatic_launch.cuh): its CTAs take this grid's
+  // slots as they free. Measured against letting it in at the drain: within 1% or faster on every
+  // shape (4096x4096 M = 1 4.9 vs 5.5 us; bench/results/2026-11-30-h200-s7.md).
   allow_dependent_launch();
-  fill_scale_table(scale_table, threadIdx.x, kThreads);
-  __syncthreads();
-
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int warp_n = warp % kWarpsN, warp_k = warp / kWarpsN;
   const int group = lane / 4, thread_in_group = lane % 4;
@@ -104,7 +104,8 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
       for (int tile = 0; tile < kMTiles; ++tile)
         for (int i = 0; i < 4; ++i) accumulators[w][set][tile][i] = 0.0f;
 
-  if (row_tile < row_tiles) {
+  const bool has_rows = row_tile < row_tiles;
+  {
     const int chunk_begin = int(std::int64_t(args.chunks) * warp_k / kWarpsK);
     const int chunk_end = int(std::int64_t(args.chunks) * (warp_k + 1) / kWarpsK);
     // Chunks whose 64 columns all lie inside K run unpredicated; a last partial chunk (K % 64 != 0)
@@ -146,70 +147,74 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
     };
 #pragma unroll
     for (int slot = 0; slot < kDepth; ++slot) {
-      if (chunk_begin + slot < fast_end) load_weights(slot, slot);
+      if (has_rows && chunk_begin + slot < fast_end) load_weights(slot, slot);
     }
-    // The weight loads above depend on nothing the previous kernel writes; activations do.
+    // The first weights are in flight before anything else: the scale table is needed only from
+    // the first decode on, and the weight loads depend on nothing the previous kernel writes
+    // (activations and outputs do, programmatic_launch.cuh).
+    fill_scale_table(scale_table, threadIdx.x, kThreads);
+    __syncthreads();
     wait_for_prior_grids();
-    if (kPrefetchActivations && chunk_begin < fast_end) load_activation_chunk(activation_round, 0, true, activation_buffers[0]);
+    if (has_rows) {
+      if (kPrefetchActivations && chunk_begin < fast_end) load_activation_chunk(activation_round, 0, true, activation_buffers[0]);
 
-    // One chunk in ring slot `slot` (kDepth is even, so slot parity is chunk parity within a round).
-    const auto step = [&](const int slot, const bool refill, const bool prefetch_next) {
-      uint4 code_words[kTilesPerWarp];
-      std::uint32_t scale_bytes[kTilesPerWarp];
+      // One chunk in ring slot `slot` (kDepth is even, so slot parity is chunk parity within a round).
+      const auto step = [&](const int slot, const bool refill, const bool prefetch_next) {
+        uint4 code_words[kTilesPerWarp];
+        std::uint32_t scale_bytes[kTilesPerWarp];
 #pragma unroll
-      for (int w = 0; w < kTilesPerWarp; ++w) code_words[w] = code_ring[slot][w], scale_bytes[w] = scale_ring[slot][w];
-      if (refill) load_weights(slot, slot + kDepth);
-      const auto compute_tiles = [&](const ActivationChunk<kMTiles>& activations) {
+        for (int w = 0; w < kTilesPerWarp; ++w) code_words[w] = code_ring[slot][w], scale_bytes[w] = scale_ring[slot][w];
+        if (refill) load_weights(slot, slot + kDepth);
+        const auto compute_tiles = [&](const ActivationChunk<kMTiles>& activations) {
 #pragma unroll
-        for (int w = 0; w < kTilesPerWarp; ++w) compute_chunk(code_words[w], scale_bytes[w], scale_table, activations, accumulators[w]);
+          for (int w = 0; w < kTilesPerWarp; ++w) compute_chunk(code_words[w], scale_bytes[w], scale_table, activations, accumulators[w]);
+        };
+        if (kPrefetchActivations) {
+          if (prefetch_next) load_activation_chunk(activation_round, (slot + 1) * 8, true, activation_buffers[(slot + 1) % 2]);
+          compute_tiles(activation_buffers[slot % 2]);
+        } else {
+          ActivationChunk<kMTiles> activations;
+          load_activation_chunk(activation_round, slot * 8, true, activations);
+          compute_tiles(activations);
+        }
       };
-      if (kPrefetchActivations) {
-        if (prefetch_next) load_activation_chunk(activation_round, (slot + 1) * 8, true, activation_buffers[(slot + 1) % 2]);
-        compute_tiles(activation_buffers[slot % 2]);
-      } else {
+      const auto next_round = [&] {
+        code_round += kDepth * kCodeStride;
+        scale_round += kDepth * kScaleStride;
+#pragma unroll
+        for (int tile = 0; tile < kMTiles; ++tile) activation_round[tile] += kDepth * 8;
+      };
+      static_assert(kDepth % 2 == 0, "activation buffers alternate with the ring slots");
+      int base = chunk_begin;
+      // Steady state: every slot is full and every refill and prefetch is inside the range.
+      for (; base + 2 * kDepth <= fast_end; base += kDepth) {
+#pragma unroll
+        for (int slot = 0; slot < kDepth; ++slot) step(slot, true, true);
+        next_round();
+      }
+      // Drain: the last round(s), with bounds checks.
+      for (; base < fast_end; base += kDepth) {
+#pragma unroll
+        for (int slot = 0; slot < kDepth; ++slot) {
+          const int chunk = base + slot;
+          if (chunk < fast_end) step(slot, chunk + kDepth < fast_end, chunk + 1 < fast_end);
+        }
+        next_round();
+      }
+      if (full_chunks >= chunk_begin && full_chunks < chunk_end) {
+        // The partial chunk: lane t's block is inside K or not at all (K is a multiple of 16).
+        const int chunk = full_chunks;
+        const bool in_k = chunk * kChunkK + kChunkColumnOfLane * thread_in_group < args.k;
         ActivationChunk<kMTiles> activations;
-        load_activation_chunk(activation_round, slot * 8, true, activations);
-        compute_tiles(activations);
-      }
-    };
-    const auto next_round = [&] {
-      code_round += kDepth * kCodeStride;
-      scale_round += kDepth * kScaleStride;
+        load_activation_chunk(activation_rows, chunk * 8, in_k, activations);
 #pragma unroll
-      for (int tile = 0; tile < kMTiles; ++tile) activation_round[tile] += kDepth * 8;
-    };
-    static_assert(kDepth % 2 == 0, "activation buffers alternate with the ring slots");
-    int base = chunk_begin;
-    // Steady state: every slot is full and every refill and prefetch is inside the range.
-    for (; base + 2 * kDepth <= fast_end; base += kDepth) {
-#pragma unroll
-      for (int slot = 0; slot < kDepth; ++slot) step(slot, true, true);
-      next_round();
-    }
-    // Drain: the last round(s), with bounds checks.
-    for (; base < fast_end; base += kDepth) {
-#pragma unroll
-      for (int slot = 0; slot < kDepth; ++slot) {
-        const int chunk = base + slot;
-        if (chunk < fast_end) step(slot, chunk + kDepth < fast_end, chunk + 1 < fast_end);
-      }
-      next_round();
-    }
-    if (full_chunks >= chunk_begin && full_chunks < chunk_end) {
-      // The partial chunk: lane t's block is inside K or not at all (K is a multiple of 16).
-      const int chunk = full_chunks;
-      const bool in_k = chunk * kChunkK + kChunkColumnOfLane * thread_in_group < args.k;
-      ActivationChunk<kMTiles> activations;
-      load_activation_chunk(activation_rows, chunk * 8, in_k, activations);
-#pragma unroll
-      for (int w = 0; w < kTilesPerWarp; ++w) {
-        compute_chunk(load_stream_16(codes + std::int64_t(chunk) * kCodeStride + w * kTileCodeStride),
-                      load_stream_2(scales + std::int64_t(chunk) * kScaleStride + w * kTileScaleStride), scale_table, activations,
-                      accumulators[w]);
+        for (int w = 0; w < kTilesPerWarp; ++w) {
+          compute_chunk(load_stream_16(codes + std::int64_t(chunk) * kCodeStride + w * kTileCodeStride),
+                        load_stream_2(scales + std::int64_t(chunk) * kScaleStride + w * kTileScaleStride), scale_table, activations,
+                        accumulators[w]);
+        }
       }
     }
-  } else {
-    wait_for_prior_grids();  // this warp stores outputs below, after the previous kernel is done
   }
 
   // Reduce the kWarpsK partial sums through shared memory. C fragment: c0,c1 are (row g, cols 2t,
@@ -244,13 +249,38 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
   }
 }
 
+// CTAs of the kernel one SM holds at once (registers, shared memory, warps); 0 when CUDA cannot
+// say. It depends only on the compiled kernel and the SM's limits, so it is asked once per
+// instantiation (for one architecture of GPUs in the process).
 template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp>
-cudaError_t launch(const DecodeGemmArgs& args, bool programmatic, cudaStream_t stream) {
+int resident_ctas_per_sm() {
+  static const int resident = [] {
+    int ctas = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, decode_gemm_kernel<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp>,
+                                                      32 * kWarpsN * kWarpsK, 0) != cudaSuccess) {
+      (void)cudaGetLastError();  // not a launch error: the caller only loses PDL
+      return 0;
+    }
+    return ctas;
+  }();
+  return resident;
+}
+
+template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp>
+bool uses_programmatic_launch(std::int64_t n, ProgrammaticLaunch policy, int multiprocessors) {
+  if (policy != ProgrammaticLaunch::when_grid_fills) return policy == ProgrammaticLaunch::on;
+  return grid_fills_gpu(grid_ctas(LaunchShape{kMTiles, kWarpsN, kWarpsK, kTilesPerWarp}, n),
+                        resident_ctas_per_sm<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp>(), multiprocessors);
+}
+
+template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp>
+cudaError_t launch(const DecodeGemmArgs& args, ProgrammaticLaunch policy, int multiprocessors, cudaStream_t stream) {
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(unsigned(grid_ctas(LaunchShape{kMTiles, kWarpsN, kWarpsK, kTilesPerWarp}, args.n)));
   config.blockDim = dim3(32 * kWarpsN * kWarpsK);
   config.stream = stream;
-  cudaLaunchAttribute attribute = programmatic_launch_attribute(programmatic);
+  cudaLaunchAttribute attribute =
+      programmatic_launch_attribute(uses_programmatic_launch<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp>(args.n, policy, multiprocessors));
   config.attrs = &attribute;
   config.numAttrs = 1;
   return cudaLaunchKernelEx(&config, decode_gemm_kernel<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp>, args);
@@ -271,13 +301,24 @@ cudaError_t launch(const DecodeGemmArgs& args, bool programmatic, cudaStream_t s
 
 }  // namespace
 
-cudaError_t launch_decode_gemm(const DecodeGemmArgs& args, const LaunchShape& shape, bool programmatic, cudaStream_t stream) {
+cudaError_t launch_decode_gemm(const DecodeGemmArgs& args, const LaunchShape& shape, ProgrammaticLaunch policy,
+                               int multiprocessors, cudaStream_t stream) {
 #define FP4GEMM_DECODE_LAUNCH(mt, wn, wk, tw)                                                               \
   if (shape.m_tiles == mt && shape.warps_n == wn && shape.warps_k == wk && shape.tiles_per_warp == tw) \
-    return launch<mt, wn, wk, tw>(args, programmatic, stream);
+    return launch<mt, wn, wk, tw>(args, policy, multiprocessors, stream);
   FP4GEMM_DECODE_SHAPES(FP4GEMM_DECODE_LAUNCH)
 #undef FP4GEMM_DECODE_LAUNCH
   return cudaErrorInvalidConfiguration;
+}
+
+bool decode_gemm_uses_programmatic_launch(const LaunchShape& shape, std::int64_t n, ProgrammaticLaunch policy,
+                                          int multiprocessors) {
+#define FP4GEMM_DECODE_PROGRAMMATIC(mt, wn, wk, tw)                                                    \
+  if (shape.m_tiles == mt && shape.warps_n == wn && shape.warps_k == wk && shape.tiles_per_warp == tw) \
+    return uses_programmatic_launch<mt, wn, wk, tw>(n, policy, multiprocessors);
+  FP4GEMM_DECODE_SHAPES(FP4GEMM_DECODE_PROGRAMMATIC)
+#undef FP4GEMM_DECODE_PROGRAMMATIC
+  return false;
 }
 
 bool is_compiled_shape(const LaunchShape& shape) {

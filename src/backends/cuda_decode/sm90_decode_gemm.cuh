@@ -14,9 +14,17 @@ struct DecodeGemmArgs : KernelProblem {
   std::int64_t activation_stride = 0;  // a multiple of 8 elements
 };
 
-// Launches on `stream`, with programmatic dependent launch when `programmatic` (SM 9.0+ only,
-// programmatic_launch.cuh); returns the launch status (cudaSuccess or the error).
-cudaError_t launch_decode_gemm(const DecodeGemmArgs& args, const LaunchShape& shape, bool programmatic, cudaStream_t stream);
+// Launches on `stream`, with programmatic dependent launch as decode_gemm_uses_programmatic_launch
+// says (`policy` from programmatic_launch_policy, SM 9.0+ only); `multiprocessors`: the GPU's SMs.
+// Returns the launch status (cudaSuccess or the error).
+cudaError_t launch_decode_gemm(const DecodeGemmArgs& args, const LaunchShape& shape, ProgrammaticLaunch policy,
+                               int multiprocessors, cudaStream_t stream);
+
+// Whether launch_decode_gemm uses PDL for this shape and N: `policy` on, or when_grid_fills and
+// the grid fills kProgrammaticMinSlotFraction of the resident CTA slots (the kernel's occupancy
+// on the current device, asked once per compiled shape). False for a shape not compiled.
+bool decode_gemm_uses_programmatic_launch(const LaunchShape& shape, std::int64_t n, ProgrammaticLaunch policy,
+                                          int multiprocessors);
 
 // The shapes compiled in (for tests and the tuning bench).
 bool is_compiled_shape(const LaunchShape& shape);

@@ -82,7 +82,6 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
   const std::int64_t weight_tiles = (args.n + kTileRows * kTilesPerBlock - 1) / (kTileRows * kTilesPerBlock) * kTilesPerBlock;
   const std::int64_t first_tile = min(std::int64_t(blockIdx.x) * Layout::kCtaTiles, weight_tiles - Layout::kCtaTiles);
 
-  allow_dependent_launch();
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < kStages; ++stage) {
       mbarrier_init(&full[stage], 1);                 // the producer's expect-bytes arrival
@@ -216,6 +215,9 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
 #pragma unroll
     for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
     if (chunk_count > 0) release(previous_stage(stage));
+    // Only the epilogue is left: the next kernel on the stream may be scheduled now
+    // (programmatic_launch.cuh). Earlier, its CTAs would take the SMs' free slots and sit there.
+    allow_dependent_launch();
   }
   __syncthreads();  // every stage has been read: the partial tile may reuse them
 
