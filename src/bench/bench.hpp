@@ -26,6 +26,7 @@ struct Result {
   double spread = 0;    // (p90 - p10) / median, a noise estimate
   int repeats = 0;
   std::string note;     // why a row is missing, or how it was timed
+  std::string kernel;   // what ran, in the backend's words (Backend::kernel_plan); empty if it has none
   bool ok = true;
 
   double tflops() const { return problem.flops() / (time_us * 1e-6) / 1e12; }

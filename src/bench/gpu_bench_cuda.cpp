@@ -70,6 +70,7 @@ Result time_backend(Backend& backend, const GemmProblem& problem, const Nvfp4Mat
   result.spread = timing.timing.spread;
   result.repeats = timing.timing.repeats;
   result.note = timing_note(timing, copies);
+  result.kernel = backend.kernel_plan(problem, device);  // e.g. the launch shape and whether PDL overlapped the calls
   return result;
 }
 

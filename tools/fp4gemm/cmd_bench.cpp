@@ -77,6 +77,7 @@ void print_json(const std::vector<bench::Result>& results, const bench::Ceilings
                         {"output", to_string(result.problem.output)},
                         {"ok", result.ok},
                         {"note", result.note}};
+    if (!result.kernel.empty()) line["kernel"] = result.kernel;
     if (result.ok) {
       line["time_us"] = result.time_us;
       line["tflops"] = result.tflops();
