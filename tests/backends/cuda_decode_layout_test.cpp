@@ -178,7 +178,7 @@ TEST(CudaDecodeTuning, ShapesCoverEveryM) {
         const LaunchShape shape = choose_launch_shape(m, n, k, 132);
         EXPECT_GE(shape.m_tiles * 8, m);
         const int warps = shape.warps_n * shape.warps_k;
-        EXPECT_TRUE(warps == 4 || warps == 8) << warps;
+        EXPECT_TRUE(warps == 4 || warps == 8 || warps == kWideWarpsK) << warps;
         EXPECT_TRUE(shape.tiles_per_warp == 1 || (shape.tiles_per_warp == 2 && shape.m_tiles <= kMaxPairedMTiles));
       }
     }
@@ -194,8 +194,12 @@ TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEn
   using Shape = std::array<int, 3>;
   EXPECT_EQ(shape_of(1, 28672, 8192), (Shape{1, 4, 2}));   // 896 tile pairs, 128 chunks: 32 per warp
   EXPECT_EQ(shape_of(1, 12288, 4096), (Shape{1, 8, 2}));   // 384 pairs split 8 ways: 3072 warps
-  EXPECT_EQ(shape_of(1, 4096, 12288), (Shape{1, 8, 1}));   // 128 pairs x 8 = 1024 warps: too few, single tiles
-  EXPECT_EQ(shape_of(1, 4096, 4096), (Shape{1, 8, 1}));    // the same
+  // 128 pairs x 8 = 1024 warps: too few, single tiles; 256 x 8 = 2048 still short of 16 per SM,
+  // so 12 K-warps (2 CTAs of 12 fill an SM's 24 resident warps)
+  EXPECT_EQ(shape_of(1, 4096, 12288), (Shape{1, 12, 1}));
+  EXPECT_EQ(shape_of(1, 4096, 4096), (Shape{1, 12, 1}));   // 64 chunks: 5 or 6 per warp
+  EXPECT_EQ(shape_of(1, 4096, 512), (Shape{1, 8, 1}));     // 8 chunks: too few to split 12 ways
+  EXPECT_EQ(shape_of(4, 4096, 12288), (Shape{1, 12, 1}));
   EXPECT_EQ(shape_of(16, 28672, 8192), (Shape{1, 4, 2}));
   EXPECT_EQ(shape_of(16, 12288, 4096), (Shape{1, 4, 2}));  // 1536 warps: 11 per SM suffice at two tiles
   EXPECT_EQ(shape_of(16, 4096, 4096), (Shape{1, 8, 1}));

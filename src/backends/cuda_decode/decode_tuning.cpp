@@ -47,6 +47,9 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
     shape.warps_k = paired_split;
   } else {
     shape.warps_k = split_for(row_tiles);
+    if (shape.m_tiles == 1 && row_tiles * shape.warps_k < min_grid_warps && chunks >= std::int64_t(kMinChunksPerWideWarp) * kWideWarpsK) {
+      shape.warps_k = kWideWarpsK;
+    }
   }
   shape.warps_n = shape.warps_k >= kMinCtaWarps ? 1 : kMinCtaWarps / shape.warps_k;
   return shape;

@@ -36,6 +36,13 @@ constexpr int min_grid_warps_per_sm(int m_tiles) { return m_tiles == 1 ? 16 : 11
 inline constexpr int kMaxPairedMTiles = 2;
 inline constexpr int kMinWarpsK = 2;
 inline constexpr int kMaxWarpsK = 8;
+// One activation tile and one weight tile per warp, where even 8 K-warps per tile leave the grid
+// short of min_grid_warps_per_sm (N = 4096: 256 CTAs of 8 warps fill 0.65 of the H200's slots):
+// K is split 12 ways instead, so 2 CTAs of 12 warps fill the 24 resident warps per SM and the
+// grid fills the GPU (programmatic dependent launch then applies), provided each warp keeps at
+// least kMinChunksPerWideWarp chunks.
+inline constexpr int kWideWarpsK = 12;
+inline constexpr int kMinChunksPerWideWarp = 4;
 inline constexpr int kMinCtaWarps = 4;
 
 // A CTA is warps_n x warps_k warps: warps_n weight-row tiles (16 rows each) side by side, sharing

@@ -292,7 +292,7 @@ cudaError_t launch(const DecodeGemmArgs& args, ProgrammaticLaunch policy, int mu
 // (m_tiles, warps_n, warps_k, tiles_per_warp); two tiles per warp need a ring of at least two
 // chunks at half depth, so only for m_tiles <= 2.
 #define FP4GEMM_DECODE_SHAPES(X) \
-  X(1, 1, 8, 1) X(1, 1, 4, 1) X(1, 2, 2, 1) X(1, 2, 4, 1) \
+  X(1, 1, 8, 1) X(1, 1, 4, 1) X(1, 2, 2, 1) X(1, 2, 4, 1) X(1, 1, 12, 1) \
   X(2, 1, 8, 1) X(2, 1, 4, 1) X(2, 2, 2, 1) X(2, 2, 4, 1) \
   X(4, 1, 8, 1) X(4, 1, 4, 1) X(4, 2, 2, 1) X(4, 2, 4, 1) \
   X(8, 2, 4, 1) X(8, 4, 2, 1) \
