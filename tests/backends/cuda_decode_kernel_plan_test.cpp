@@ -27,6 +27,10 @@ TEST(CudaDecodeKernelPlan, NamesTheKernelAndShapeTheRulesPickOnAnH200) {
   EXPECT_TRUE(contains(decode, "; programmatic dependent launch when the grid fills 90% of the GPU's resident CTA slots")) << decode;
   const std::string narrow = describe_kernel_plan({1, 4096, 4096, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(narrow, "1 weight tile of 16 rows per warp (tile pairs would leave")) << narrow;
+  EXPECT_TRUE(contains(narrow, "K split 12 ways, not 8, so that 2 CTAs per SM fill the GPU")) << narrow;
+  const std::string five = describe_kernel_plan({16, 12288, 4096, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(five, "384 CTAs of 1x5 warps")) << five;
+  EXPECT_TRUE(contains(five, "K split 5 ways, not 4, so that 3 CTAs per SM fill the GPU")) << five;
   const std::string wgmma = describe_kernel_plan({64, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(wgmma, "wgmma kernel (SM 9.0 runs wgmma from M = 33")) << wgmma;
   EXPECT_TRUE(contains(wgmma, "224 CTAs of 2 warpgroups")) << wgmma;

@@ -178,7 +178,7 @@ TEST(CudaDecodeTuning, ShapesCoverEveryM) {
         const LaunchShape shape = choose_launch_shape(m, n, k, 132);
         EXPECT_GE(shape.m_tiles * 8, m);
         const int warps = shape.warps_n * shape.warps_k;
-        EXPECT_TRUE(warps == 4 || warps == 8 || warps == kWideWarpsK) << warps;
+        EXPECT_TRUE(warps == 4 || warps == kPairedFillWarpsK || warps == 8 || warps == kWideWarpsK) << warps;
         EXPECT_TRUE(shape.tiles_per_warp == 1 || (shape.tiles_per_warp == 2 && shape.m_tiles <= kMaxPairedMTiles));
       }
     }
@@ -201,7 +201,12 @@ TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEn
   EXPECT_EQ(shape_of(1, 4096, 512), (Shape{1, 8, 1}));     // 8 chunks: too few to split 12 ways
   EXPECT_EQ(shape_of(4, 4096, 12288), (Shape{1, 12, 1}));
   EXPECT_EQ(shape_of(16, 28672, 8192), (Shape{1, 4, 2}));
-  EXPECT_EQ(shape_of(16, 12288, 4096), (Shape{1, 4, 2}));  // 1536 warps: 11 per SM suffice at two tiles
+  // 384 pairs x 4 = 1536 warps: 11 per SM suffice at two tiles, but 384 CTAs of 4 warps fill 0.73
+  // of the 4 x 132 slots; 5 warps per CTA (3 per SM) fill 0.97
+  EXPECT_EQ(shape_of(16, 12288, 4096), (Shape{1, 5, 2}));
+  EXPECT_EQ(shape_of(9, 12288, 4096), (Shape{1, 5, 2}));
+  EXPECT_EQ(shape_of(16, 14336, 4096), (Shape{1, 4, 2}));  // 448 pairs: more than 3 x 132, one wave no longer
+  EXPECT_EQ(shape_of(8, 12288, 4096), (Shape{1, 8, 2}));   // one activation tile: 384 CTAs of 8 warps fill 0.97 already
   EXPECT_EQ(shape_of(16, 4096, 4096), (Shape{1, 8, 1}));
   EXPECT_EQ(shape_of(24, 28672, 8192), (Shape{1, 4, 1}));  // four activation tiles: one weight tile per warp
   EXPECT_EQ(shape_of(32, 12288, 4096), (Shape{2, 2, 1}));

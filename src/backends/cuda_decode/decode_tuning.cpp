@@ -45,6 +45,11 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
   if (shape.m_tiles <= kMaxPairedMTiles && tile_pairs * paired_split >= min_grid_warps) {
     shape.tiles_per_warp = 2;
     shape.warps_k = paired_split;
+    const std::int64_t five_warp_slots = std::int64_t(kFiveWarpCtasPerSm) * multiprocessors;
+    if (shape.m_tiles == 2 && paired_split == 4 && tile_pairs <= five_warp_slots &&
+        double(tile_pairs) >= kProgrammaticMinSlotFraction * double(five_warp_slots)) {
+      shape.warps_k = kPairedFillWarpsK;
+    }
   } else {
     shape.warps_k = split_for(row_tiles);
     if (shape.m_tiles == 1 && row_tiles * shape.warps_k < min_grid_warps && chunks >= std::int64_t(kMinChunksPerWideWarp) * kWideWarpsK) {

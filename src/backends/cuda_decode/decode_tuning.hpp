@@ -43,6 +43,14 @@ inline constexpr int kMaxWarpsK = 8;
 // least kMinChunksPerWideWarp chunks.
 inline constexpr int kWideWarpsK = 12;
 inline constexpr int kMinChunksPerWideWarp = 4;
+// Two activation tiles and two weight tiles per warp (116-122 registers): an SM holds 4 CTAs of 4
+// warps, or kFiveWarpCtasPerSm of 5. Where the tile pairs fill 90-100% of kFiveWarpCtasPerSm x SMs
+// CTAs (and so leave 4 x SMs short), K is split 5 ways instead of 4: the grid then fills the GPU
+// and takes PDL. H200 (bench/results/2026-11-30-h200-s7.md, call 9): 12288x4096 M = 16 11.7 ->
+// 10.7 us (384 pairs); split 6 or 8 ways it took 14.7 and 12.6. On 28672x8192 (896 pairs, 1.7
+// waves of 4-warp CTAs) 5 ways was slower (47.5 vs 43.4), hence the upper bound.
+inline constexpr int kFiveWarpCtasPerSm = 3;
+inline constexpr int kPairedFillWarpsK = 5;
 inline constexpr int kMinCtaWarps = 4;
 
 // A CTA is warps_n x warps_k warps: warps_n weight-row tiles (16 rows each) side by side, sharing

@@ -37,6 +37,11 @@ void describe_mma(const GemmProblem& problem, const DeviceInfo& device, std::ost
   } else if (shape.m_tiles <= kMaxPairedMTiles) {
     text << " (tile pairs would leave fewer than " << min_grid_warps_per_sm(shape.m_tiles) << " warps per SM)";
   }
+  if (!overridden && shape.tiles_per_warp == 2 && shape.warps_k == kPairedFillWarpsK) {
+    text << "; K split " << kPairedFillWarpsK << " ways, not 4, so that " << kFiveWarpCtasPerSm << " CTAs per SM fill the GPU";
+  } else if (!overridden && shape.tiles_per_warp == 1 && shape.warps_k == kWideWarpsK) {
+    text << "; K split " << kWideWarpsK << " ways, not 8, so that 2 CTAs per SM fill the GPU";
+  }
   text << ", activation rows in MMA passes of " << 8 * shape.m_tiles;
 }
 

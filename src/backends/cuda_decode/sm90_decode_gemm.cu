@@ -297,7 +297,7 @@ cudaError_t launch(const DecodeGemmArgs& args, ProgrammaticLaunch policy, int mu
   X(4, 1, 8, 1) X(4, 1, 4, 1) X(4, 2, 2, 1) X(4, 2, 4, 1) \
   X(8, 2, 4, 1) X(8, 4, 2, 1) \
   X(1, 1, 8, 2) X(1, 1, 4, 2) X(1, 2, 2, 2) \
-  X(2, 1, 8, 2) X(2, 1, 4, 2) X(2, 2, 2, 2)
+  X(2, 1, 8, 2) X(2, 1, 4, 2) X(2, 2, 2, 2) X(2, 1, 5, 2)
 
 }  // namespace
 
