@@ -66,6 +66,7 @@ TEST(CudaDecodeKernelPlan, KnobsAreReportedAndMalformedOnesAreNamedNotThrown) {
   setenv("FP4GEMM_PDL", "0", 1);
   const std::string off = describe_kernel_plan(problem, h200);
   EXPECT_TRUE(contains(off, "; no programmatic dependent launch [FP4GEMM_PDL=0]")) << off;
+  EXPECT_TRUE(contains(off, "256 CTAs of 1x8 warps")) << off;  // no 12-way split to fill the GPU without PDL
   setenv("FP4GEMM_PDL", "1", 1);
   const std::string on = describe_kernel_plan(problem, h200);
   EXPECT_TRUE(contains(on, "; programmatic dependent launch [FP4GEMM_PDL=1]")) << on;

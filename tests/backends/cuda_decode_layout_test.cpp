@@ -175,7 +175,7 @@ TEST(CudaDecodeTuning, ShapesCoverEveryM) {
   for (std::int64_t m = 1; m <= kMaxActivationRows; ++m) {
     for (std::int64_t n : {16, 4096, 28672}) {
       for (std::int64_t k : {16, 4096, 12288}) {
-        const LaunchShape shape = choose_launch_shape(m, n, k, 132);
+        const LaunchShape shape = choose_launch_shape(m, n, k, 132, true);
         EXPECT_GE(shape.m_tiles * 8, m);
         const int warps = shape.warps_n * shape.warps_k;
         EXPECT_TRUE(warps == 4 || warps == kPairedFillWarpsK || warps == 8 || warps == kWideWarpsK) << warps;
@@ -188,7 +188,7 @@ TEST(CudaDecodeTuning, ShapesCoverEveryM) {
 TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEnough) {
   // The four issue-3 shapes on 132 SMs (the sweeps' winners at M = 1 and M = 16).
   const auto shape_of = [](std::int64_t m, std::int64_t n, std::int64_t k) {
-    const LaunchShape shape = choose_launch_shape(m, n, k, 132);
+    const LaunchShape shape = choose_launch_shape(m, n, k, 132, true);
     return std::array<int, 3>{shape.warps_n, shape.warps_k, shape.tiles_per_warp};
   };
   using Shape = std::array<int, 3>;
@@ -211,6 +211,19 @@ TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEn
   EXPECT_EQ(shape_of(24, 28672, 8192), (Shape{1, 4, 1}));  // four activation tiles: one weight tile per warp
   EXPECT_EQ(shape_of(32, 12288, 4096), (Shape{2, 2, 1}));
   EXPECT_EQ(shape_of(64, 12288, 4096), (Shape{2, 4, 1}));  // eight tiles: a fixed shape
+}
+
+TEST(CudaDecodeTuning, TheSplitsThatFillTheGpuForPdlAreNotUsedWithoutIt) {
+  const auto shape_of = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    const LaunchShape shape = choose_launch_shape(m, n, k, 132, false);
+    return std::array<int, 3>{shape.warps_n, shape.warps_k, shape.tiles_per_warp};
+  };
+  using Shape = std::array<int, 3>;
+  EXPECT_EQ(shape_of(1, 4096, 12288), (Shape{1, 8, 1}));
+  EXPECT_EQ(shape_of(1, 4096, 4096), (Shape{1, 8, 1}));
+  EXPECT_EQ(shape_of(16, 12288, 4096), (Shape{1, 4, 2}));
+  EXPECT_EQ(shape_of(1, 28672, 8192), (Shape{1, 4, 2}));  // the others do not change
+  EXPECT_EQ(shape_of(1, 12288, 4096), (Shape{1, 8, 2}));
 }
 
 // The packed activations (activation_pack_layout.hpp) fill each chunk exactly once, and k-slot s of
@@ -350,10 +363,12 @@ TEST(CudaDecodeTuning, EveryChosenShapeIsCompiled) {
     for (std::int64_t m = 1; m <= kMaxActivationRows; ++m) {
       for (std::int64_t n : {1, 16, 300, 4096, 12288, 28672, 65536, 151936}) {
         for (std::int64_t k : {16, 1040, 4096, 8192, 12288, 29568}) {
-          const LaunchShape shape = choose_launch_shape(m, n, k, multiprocessors);
-          EXPECT_TRUE(is_compiled_shape(shape)) << m << "x" << n << "x" << k << " on " << multiprocessors << " SMs: "
-                                                << shape.m_tiles << " tiles, " << shape.warps_n << ":" << shape.warps_k << ":"
-                                                << shape.tiles_per_warp;
+          for (bool programmatic : {true, false}) {
+            const LaunchShape shape = choose_launch_shape(m, n, k, multiprocessors, programmatic);
+            EXPECT_TRUE(is_compiled_shape(shape)) << m << "x" << n << "x" << k << " on " << multiprocessors << " SMs: "
+                                                  << shape.m_tiles << " tiles, " << shape.warps_n << ":" << shape.warps_k << ":"
+                                                  << shape.tiles_per_warp;
+          }
           const WgmmaShape wgmma = choose_wgmma_shape(m, n, k, multiprocessors);
           EXPECT_TRUE(is_compiled_wgmma_shape(wgmma)) << m << "x" << n << "x" << k << " on " << multiprocessors << " SMs: "
                                                       << wgmma.tokens << " tokens, " << wgmma.warpgroups << ":" << wgmma.splits

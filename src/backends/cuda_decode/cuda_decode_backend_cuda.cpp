@@ -63,8 +63,8 @@ cuda_decode::KernelProblem kernel_problem(const GemmProblem& problem, const Deco
 }
 
 // The mma.sync kernel's CTA shape: the rule's, or FP4GEMM_DECODE_SHAPE's when it names a compiled one.
-cuda_decode::LaunchShape mma_launch_shape(const GemmProblem& problem, int multiprocessors) {
-  cuda_decode::LaunchShape shape = cuda_decode::choose_launch_shape(problem.m, problem.n, problem.k, multiprocessors);
+cuda_decode::LaunchShape mma_launch_shape(const GemmProblem& problem, int multiprocessors, bool programmatic) {
+  cuda_decode::LaunchShape shape = cuda_decode::choose_launch_shape(problem.m, problem.n, problem.k, multiprocessors, programmatic);
   if (cuda_decode::shape_override(shape) && !cuda_decode::is_compiled_shape(shape)) {
     throw_invalid("FP4GEMM_DECODE_SHAPE names a CTA shape this build does not compile");
   }
@@ -77,7 +77,8 @@ void run_mma(const GemmProblem& problem, const DecodeWeight& prepared, const voi
   static_cast<cuda_decode::KernelProblem&>(args) = kernel_problem(problem, prepared, alpha, out);
   args.activations = activations;
   args.activation_stride = activation_stride;
-  const cuda_decode::LaunchShape shape = mma_launch_shape(problem, prepared.multiprocessors);
+  const cuda_decode::LaunchShape shape =
+      mma_launch_shape(problem, prepared.multiprocessors, policy != cuda_decode::ProgrammaticLaunch::off);
   cuda::check_cuda(cuda_decode::launch_decode_gemm(args, shape, policy, prepared.multiprocessors, stream),
                    "cuda_decode: launching the kernel");
 }
@@ -121,7 +122,7 @@ std::string CudaDecodeBackend::kernel_plan(const GemmProblem& problem, const Dev
   try {
     cuda::DeviceGuard guard(device.index);
     const bool fills = cuda_decode::decode_gemm_uses_programmatic_launch(
-        mma_launch_shape(problem, device.multiprocessors), problem.n, cuda_decode::ProgrammaticLaunch::when_grid_fills,
+        mma_launch_shape(problem, device.multiprocessors, true), problem.n, cuda_decode::ProgrammaticLaunch::when_grid_fills,
         device.multiprocessors);
     plan += fills ? ": it does here" : ": it does not here, so no PDL";
   } catch (const Error&) {

@@ -10,7 +10,7 @@
 
 namespace fp4gemm::cuda_decode {
 
-LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors) {
+LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool programmatic) {
   LaunchShape shape;
   const std::int64_t tiles_needed = (m + 7) / 8;
   shape.m_tiles = tiles_needed <= 1 ? 1 : tiles_needed <= 2 ? 2 : tiles_needed <= 4 ? 4 : 8;
@@ -46,13 +46,14 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
     shape.tiles_per_warp = 2;
     shape.warps_k = paired_split;
     const std::int64_t five_warp_slots = std::int64_t(kFiveWarpCtasPerSm) * multiprocessors;
-    if (shape.m_tiles == 2 && paired_split == 4 && tile_pairs <= five_warp_slots &&
+    if (programmatic && shape.m_tiles == 2 && paired_split == 4 && tile_pairs <= five_warp_slots &&
         double(tile_pairs) >= kProgrammaticMinSlotFraction * double(five_warp_slots)) {
       shape.warps_k = kPairedFillWarpsK;
     }
   } else {
     shape.warps_k = split_for(row_tiles);
-    if (shape.m_tiles == 1 && row_tiles * shape.warps_k < min_grid_warps && chunks >= std::int64_t(kMinChunksPerWideWarp) * kWideWarpsK) {
+    if (programmatic && shape.m_tiles == 1 && row_tiles * shape.warps_k < min_grid_warps &&
+        chunks >= std::int64_t(kMinChunksPerWideWarp) * kWideWarpsK) {
       shape.warps_k = kWideWarpsK;
     }
   }

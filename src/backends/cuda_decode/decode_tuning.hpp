@@ -62,8 +62,12 @@ struct LaunchShape {
   int tiles_per_warp = 1;  // weight tiles of 16 rows each warp multiplies with one activation load
 };
 
-// Picks the shape for a problem on a GPU with `multiprocessors` SMs.
-LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
+// Picks the shape for a problem on a GPU with `multiprocessors` SMs. `programmatic`: whether the
+// launch may use PDL (programmatic_launch_policy is not off); the 5- and 12-way K splits
+// (kPairedFillWarpsK, kWideWarpsK) exist only to fill the GPU for PDL and measured slower without
+// it on two of the three rows (12288x4096 M = 16 11.7 -> 12.0 us, 4096x4096 M = 1 5.45 -> 5.8), so
+// they are used only then.
+LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool programmatic);
 
 // CTAs of the mma.sync kernel's grid for N weight rows (the launcher and `explain` both use it).
 std::int64_t grid_ctas(const LaunchShape& shape, std::int64_t n);

@@ -23,7 +23,8 @@ std::string kernel_reason(bool wgmma, int sm) {
 }
 
 void describe_mma(const GemmProblem& problem, const DeviceInfo& device, std::ostringstream& text) {
-  LaunchShape shape = choose_launch_shape(problem.m, problem.n, problem.k, device.multiprocessors);
+  const bool programmatic = programmatic_launch_policy(device.sm()) != ProgrammaticLaunch::off;
+  LaunchShape shape = choose_launch_shape(problem.m, problem.n, problem.k, device.multiprocessors, programmatic);
   const bool overridden = shape_override(shape);
   const std::int64_t cta_tiles = std::int64_t(shape.warps_n) * shape.tiles_per_warp;
   text << plural(grid_ctas(shape, problem.n), "CTA", "CTAs") << " of " << shape.warps_n << "x" << shape.warps_k << " warps ("
