@@ -39,12 +39,12 @@ const std::vector<PreferenceRow>& preference_table() {
        {"cublaslt", "cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
        "unmeasured here (no Blackwell GPU): tcgen05 FP4 MMA has 2-4x the BF16 rate and reads 0.5625 B per "
        "weight, so native NVFP4 first; W4A16 needs the BF16 paths"},
-      // NOTE: the crossover is measured: bench/results/2026-11-30-h200-decode-v7.md, -s5.md.
+      // NOTE: the crossover is measured: bench/results/2026-11-30-h200-decode-v7.md, -s5.md, -s7.md.
       {ArchFamily::sm90,
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
-       "fp4gemm bench on one H200 (2026-11-30, session 5): cuda_decode beats cuda_dequant_cublas up to "
-       "M = 32 (12288x4096: M=1 9.9 vs 27.2 us, M=16 12.0 vs 26.6, M=32 20.6 vs 27.8; 28672x8192: M=1 34.9 "
-       "vs 108.5, M=16 46.0 vs 109.3, M=32 77.4 vs 108.5); cuBLASLt has no NVFP4 on sm_90",
+       "fp4gemm bench on one H200 (2026-11-30, session 7): cuda_decode beats cuda_dequant_cublas up to "
+       "M = 32 (12288x4096: M=1 8.5 vs 26.7 us, M=16 10.6 vs 27.2, M=32 19.4 vs 27.8; 28672x8192: M=1 32.9 "
+       "vs 105.3, M=16 44.4 vs 107.2, M=32 76.5 vs 108.3); cuBLASLt has no NVFP4 on sm_90",
        32},
       // NOTE: N >= 28672 is where the win was measured; at 16384x4096 cuda_decode lost by 1-6%
       // (bench/results/2026-11-30-h200-s4.md). In between (K = 8192, bench/results/2026-11-30-h200-s5.md):
