@@ -11,7 +11,9 @@ inline constexpr int kMaxActivationRows = 64;
 // Weight chunks (64 columns x 16 rows, 512 bytes per warp) each warp keeps in flight in registers.
 // Little's law on the H200: ~4.3 TB/s x ~1 us loaded latency / 132 SMs = ~32 KB per SM; with
 // ~20 resident warps, 4 chunks per warp keep ~46 KB in flight. Costs 5 registers per chunk. A warp
-// with two weight tiles keeps half as many chunks of each (the same bytes).
+// with two weight tiles keeps half as many chunks of each (the same bytes). A ring in shared
+// memory (per-lane cp.async, 4-8 chunks, no register cost) measured slower on every shape: bytes in
+// flight were not the limit, each warp's chain is (bench/results/2026-11-30-h200-s7.md).
 constexpr int weight_chunks_in_flight(int m_tiles) { return m_tiles <= 2 ? 4 : 2; }
 
 // For one activation tile, occupancy beats prefetching activations: without the second buffer
