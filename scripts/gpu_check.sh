@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Where a CUDA change stands, in one run on a GPU machine: the GPU tests, `explain` and the bench
+# (peers in the same run) on the four issue-3 shapes, cuda_decode again with FP4GEMM_PDL=0 (the
+# isolated-call cost), compute-sanitizer on the decode kernels, and the Markdown table of
+# scripts/bench_table.py. Everything lands in OUT_DIR/results.tgz plus OUT_DIR/table.md (a lent GPU
+# returns only a few files).
+# Usage, from the repository root on the GPU machine:
+#   scripts/gpu_check.sh BIN_DIR OUT_DIR      (BIN_DIR: fp4gemm, fp4gemm_gpu_tests, lib/; e.g. an
+#                                             unpacked scripts/gpu_bundle.sh --archive)
+# Env: SHAPES ("N K" pairs, default the issue-3 four), MS (default 1,4,16,32,64), SANITIZE=0 skips
+# the sanitizers (about a minute).
+set -uo pipefail
+bin=$(cd "${1:?folder with fp4gemm, fp4gemm_gpu_tests and lib/}" && pwd)
+out=${2:?output folder}
+mkdir -p "$out"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export LD_LIBRARY_PATH="$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+status=0
+note() { echo "gpu_check: $*"; }
+
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > "$work/gpu.txt" 2>&1
+note "$(cat "$work/gpu.txt")"
+"$bin/fp4gemm_gpu_tests" --gtest_brief=1 > "$work/gpu-tests.txt" 2>&1 || { status=1; note "GPU tests FAILED"; }
+note "GPU tests: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$work/gpu-tests.txt" | tr '\n' ' ')"
+
+shapes=${SHAPES:-"28672 8192;12288 4096;4096 12288;4096 4096"}
+IFS=';' read -ra pairs <<< "$shapes"
+for pair in "${pairs[@]}"; do
+  read -r n k <<< "$pair"
+  for m in $(echo "${MS:-1,4,16,32,64}" | tr ',' ' '); do
+    "$bin/fp4gemm" explain -m "$m" -n "$n" -k "$k" 2>&1 | grep '^kernel:' | sed "s/^/${n}x${k} M=$m /" >> "$work/explain.txt"
+  done
+  "$bin/fp4gemm" bench -m "${MS:-1,4,16,32,64}" -n "$n" -k "$k" --json >> "$work/bench.jsonl" 2>> "$work/bench-stderr.txt" ||
+    { status=1; note "bench ${n}x${k} FAILED"; }
+  FP4GEMM_PDL=0 "$bin/fp4gemm" bench --backend cuda_decode --no-peers -m "${MS:-1,4,16,32,64}" -n "$n" -k "$k" --json \
+    >> "$work/bench-pdl-off.jsonl" 2>> "$work/bench-stderr.txt" || { status=1; note "bench ${n}x${k} (PDL off) FAILED"; }
+done
+here=$(cd "$(dirname "$0")" && pwd)
+python3 "$here/bench_table.py" "$work/bench.jsonl" --compare "PDL off=$work/bench-pdl-off.jsonl" > "$work/table.md" ||
+  { status=1; note "no table"; }
+cat "$work/table.md"
+
+if [ "${SANITIZE:-1}" != 0 ]; then
+  sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  for tool in memcheck racecheck; do
+    timeout 600 "$sanitizer" --tool "$tool" "$bin/fp4gemm_gpu_tests" --gtest_brief=1 \
+      --gtest_filter='CudaDecodeLaunch*:CudaDecodeChained*:CudaDecodeWgmma*' > "$work/$tool.txt" 2>&1 ||
+      { status=1; note "$tool FAILED"; }
+    note "$tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$work/$tool.txt" | tail -1)"
+  done
+fi
+
+cp "$work/table.md" "$out/table.md" 2>/dev/null
+tar czf "$out/results.tgz" -C "$work" .
+note "results in $out/results.tgz ($(ls "$work" | tr '\n' ' '))"
+exit $status
