@@ -25,15 +25,16 @@ note "$(cat "$work/gpu.txt")"
 note "GPU tests: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$work/gpu-tests.txt" | tr '\n' ' ')"
 
 shapes=${SHAPES:-"28672 8192;12288 4096;4096 12288;4096 4096"}
+ms=${MS:-1,4,16,32,64}
 IFS=';' read -ra pairs <<< "$shapes"
 for pair in "${pairs[@]}"; do
   read -r n k <<< "$pair"
-  for m in $(echo "${MS:-1,4,16,32,64}" | tr ',' ' '); do
+  for m in ${ms//,/ }; do
     "$bin/fp4gemm" explain -m "$m" -n "$n" -k "$k" 2>&1 | grep '^kernel:' | sed "s/^/${n}x${k} M=$m /" >> "$work/explain.txt"
   done
-  "$bin/fp4gemm" bench -m "${MS:-1,4,16,32,64}" -n "$n" -k "$k" --json >> "$work/bench.jsonl" 2>> "$work/bench-stderr.txt" ||
+  "$bin/fp4gemm" bench -m "$ms" -n "$n" -k "$k" --json >> "$work/bench.jsonl" 2>> "$work/bench-stderr.txt" ||
     { status=1; note "bench ${n}x${k} FAILED"; }
-  FP4GEMM_PDL=0 "$bin/fp4gemm" bench --backend cuda_decode --no-peers -m "${MS:-1,4,16,32,64}" -n "$n" -k "$k" --json \
+  FP4GEMM_PDL=0 "$bin/fp4gemm" bench --backend cuda_decode --no-peers -m "$ms" -n "$n" -k "$k" --json \
     >> "$work/bench-pdl-off.jsonl" 2>> "$work/bench-stderr.txt" || { status=1; note "bench ${n}x${k} (PDL off) FAILED"; }
 done
 here=$(cd "$(dirname "$0")" && pwd)

@@ -105,114 +105,112 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
         for (int i = 0; i < 4; ++i) accumulators[w][set][tile][i] = 0.0f;
 
   const bool has_rows = row_tile < row_tiles;
-  {
-    const int chunk_begin = int(std::int64_t(args.chunks) * warp_k / kWarpsK);
-    const int chunk_end = int(std::int64_t(args.chunks) * (warp_k + 1) / kWarpsK);
-    // Chunks whose 64 columns all lie inside K run unpredicated; a last partial chunk (K % 64 != 0)
-    // is done separately by the warp that owns it.
-    const int full_chunks = args.k / kChunkK;
-    const int fast_end = min(chunk_end, full_chunks);
-    // The warp's tile in chunk 0; consecutive chunks are kRecordBytes apart (decode_layout.hpp).
-    const std::uint8_t* records = static_cast<const std::uint8_t*>(args.records);
-    const uint4* codes = reinterpret_cast<const uint4*>(records + code_offset(row_tile, 0, args.chunks, lane));
-    const std::uint16_t* scales = reinterpret_cast<const std::uint16_t*>(records + scale_offset(row_tile, 0, args.chunks, lane));
-    // Lane t reads chunk columns [16t, 16t+16) of its activation row: 2 uint4 per chunk.
-    const uint4* activation_rows[kMTiles];
+  const int chunk_begin = int(std::int64_t(args.chunks) * warp_k / kWarpsK);
+  const int chunk_end = int(std::int64_t(args.chunks) * (warp_k + 1) / kWarpsK);
+  // Chunks whose 64 columns all lie inside K run unpredicated; a last partial chunk (K % 64 != 0)
+  // is done separately by the warp that owns it.
+  const int full_chunks = args.k / kChunkK;
+  const int fast_end = min(chunk_end, full_chunks);
+  // The warp's tile in chunk 0; consecutive chunks are kRecordBytes apart (decode_layout.hpp).
+  const std::uint8_t* records = static_cast<const std::uint8_t*>(args.records);
+  const uint4* codes = reinterpret_cast<const uint4*>(records + code_offset(row_tile, 0, args.chunks, lane));
+  const std::uint16_t* scales = reinterpret_cast<const std::uint16_t*>(records + scale_offset(row_tile, 0, args.chunks, lane));
+  // Lane t reads chunk columns [16t, 16t+16) of its activation row: 2 uint4 per chunk.
+  const uint4* activation_rows[kMTiles];
 #pragma unroll
-    for (int tile = 0; tile < kMTiles; ++tile) {
-      const int row = min(tile * 8 + group, args.m - 1);
-      activation_rows[tile] = reinterpret_cast<const uint4*>(static_cast<const std::uint16_t*>(args.activations) +
-                                                             std::int64_t(row) * args.activation_stride) +
-                              2 * thread_in_group;
-    }
+  for (int tile = 0; tile < kMTiles; ++tile) {
+    const int row = min(tile * 8 + group, args.m - 1);
+    activation_rows[tile] = reinterpret_cast<const uint4*>(static_cast<const std::uint16_t*>(args.activations) +
+                                                           std::int64_t(row) * args.activation_stride) +
+                            2 * thread_in_group;
+  }
 
-    // The weight ring: chunk c sits in slot (c - chunk_begin) % kDepth until it is computed; the
-    // slot is refilled with chunk c + kDepth right after. Activations alternate between two
-    // buffers, loaded one chunk ahead. All indices are compile-time constants, and the pointers
-    // advance once per round so that every load uses a constant offset.
-    const uint4* code_round = codes + std::int64_t(chunk_begin) * kCodeStride;
-    const std::uint16_t* scale_round = scales + std::int64_t(chunk_begin) * kScaleStride;
-    const uint4* activation_round[kMTiles];
+  // The weight ring: chunk c sits in slot (c - chunk_begin) % kDepth until it is computed; the
+  // slot is refilled with chunk c + kDepth right after. Activations alternate between two
+  // buffers, loaded one chunk ahead. All indices are compile-time constants, and the pointers
+  // advance once per round so that every load uses a constant offset.
+  const uint4* code_round = codes + std::int64_t(chunk_begin) * kCodeStride;
+  const std::uint16_t* scale_round = scales + std::int64_t(chunk_begin) * kScaleStride;
+  const uint4* activation_round[kMTiles];
 #pragma unroll
-    for (int tile = 0; tile < kMTiles; ++tile) activation_round[tile] = activation_rows[tile] + std::int64_t(chunk_begin) * 8;
-    uint4 code_ring[kDepth][kTilesPerWarp];
-    std::uint32_t scale_ring[kDepth][kTilesPerWarp];
-    ActivationChunk<kMTiles> activation_buffers[2];
-    const auto load_weights = [&](const int slot, const int offset_chunks) {
+  for (int tile = 0; tile < kMTiles; ++tile) activation_round[tile] = activation_rows[tile] + std::int64_t(chunk_begin) * 8;
+  uint4 code_ring[kDepth][kTilesPerWarp];
+  std::uint32_t scale_ring[kDepth][kTilesPerWarp];
+  ActivationChunk<kMTiles> activation_buffers[2];
+  const auto load_weights = [&](const int slot, const int offset_chunks) {
 #pragma unroll
-      for (int w = 0; w < kTilesPerWarp; ++w) {
-        code_ring[slot][w] = load_stream_16(code_round + offset_chunks * kCodeStride + w * kTileCodeStride);
-        scale_ring[slot][w] = load_stream_2(scale_round + offset_chunks * kScaleStride + w * kTileScaleStride);
+    for (int w = 0; w < kTilesPerWarp; ++w) {
+      code_ring[slot][w] = load_stream_16(code_round + offset_chunks * kCodeStride + w * kTileCodeStride);
+      scale_ring[slot][w] = load_stream_2(scale_round + offset_chunks * kScaleStride + w * kTileScaleStride);
+    }
+  };
+#pragma unroll
+  for (int slot = 0; slot < kDepth; ++slot) {
+    if (has_rows && chunk_begin + slot < fast_end) load_weights(slot, slot);
+  }
+  // The first weights are in flight before anything else: the scale table is needed only from
+  // the first decode on, and the weight loads depend on nothing the previous kernel writes
+  // (activations and outputs do, programmatic_launch.cuh).
+  fill_scale_table(scale_table, threadIdx.x, kThreads);
+  __syncthreads();
+  wait_for_prior_grids();
+  if (has_rows) {
+    if (kPrefetchActivations && chunk_begin < fast_end) load_activation_chunk(activation_round, 0, true, activation_buffers[0]);
+
+    // One chunk in ring slot `slot` (kDepth is even, so slot parity is chunk parity within a round).
+    const auto step = [&](const int slot, const bool refill, const bool prefetch_next) {
+      uint4 code_words[kTilesPerWarp];
+      std::uint32_t scale_bytes[kTilesPerWarp];
+#pragma unroll
+      for (int w = 0; w < kTilesPerWarp; ++w) code_words[w] = code_ring[slot][w], scale_bytes[w] = scale_ring[slot][w];
+      if (refill) load_weights(slot, slot + kDepth);
+      const auto compute_tiles = [&](const ActivationChunk<kMTiles>& activations) {
+#pragma unroll
+        for (int w = 0; w < kTilesPerWarp; ++w) compute_chunk(code_words[w], scale_bytes[w], scale_table, activations, accumulators[w]);
+      };
+      if (kPrefetchActivations) {
+        if (prefetch_next) load_activation_chunk(activation_round, (slot + 1) * 8, true, activation_buffers[(slot + 1) % 2]);
+        compute_tiles(activation_buffers[slot % 2]);
+      } else {
+        ActivationChunk<kMTiles> activations;
+        load_activation_chunk(activation_round, slot * 8, true, activations);
+        compute_tiles(activations);
       }
     };
+    const auto next_round = [&] {
+      code_round += kDepth * kCodeStride;
+      scale_round += kDepth * kScaleStride;
 #pragma unroll
-    for (int slot = 0; slot < kDepth; ++slot) {
-      if (has_rows && chunk_begin + slot < fast_end) load_weights(slot, slot);
+      for (int tile = 0; tile < kMTiles; ++tile) activation_round[tile] += kDepth * 8;
+    };
+    static_assert(kDepth % 2 == 0, "activation buffers alternate with the ring slots");
+    int base = chunk_begin;
+    // Steady state: every slot is full and every refill and prefetch is inside the range.
+    for (; base + 2 * kDepth <= fast_end; base += kDepth) {
+#pragma unroll
+      for (int slot = 0; slot < kDepth; ++slot) step(slot, true, true);
+      next_round();
     }
-    // The first weights are in flight before anything else: the scale table is needed only from
-    // the first decode on, and the weight loads depend on nothing the previous kernel writes
-    // (activations and outputs do, programmatic_launch.cuh).
-    fill_scale_table(scale_table, threadIdx.x, kThreads);
-    __syncthreads();
-    wait_for_prior_grids();
-    if (has_rows) {
-      if (kPrefetchActivations && chunk_begin < fast_end) load_activation_chunk(activation_round, 0, true, activation_buffers[0]);
-
-      // One chunk in ring slot `slot` (kDepth is even, so slot parity is chunk parity within a round).
-      const auto step = [&](const int slot, const bool refill, const bool prefetch_next) {
-        uint4 code_words[kTilesPerWarp];
-        std::uint32_t scale_bytes[kTilesPerWarp];
+    // Drain: the last round(s), with bounds checks.
+    for (; base < fast_end; base += kDepth) {
 #pragma unroll
-        for (int w = 0; w < kTilesPerWarp; ++w) code_words[w] = code_ring[slot][w], scale_bytes[w] = scale_ring[slot][w];
-        if (refill) load_weights(slot, slot + kDepth);
-        const auto compute_tiles = [&](const ActivationChunk<kMTiles>& activations) {
-#pragma unroll
-          for (int w = 0; w < kTilesPerWarp; ++w) compute_chunk(code_words[w], scale_bytes[w], scale_table, activations, accumulators[w]);
-        };
-        if (kPrefetchActivations) {
-          if (prefetch_next) load_activation_chunk(activation_round, (slot + 1) * 8, true, activation_buffers[(slot + 1) % 2]);
-          compute_tiles(activation_buffers[slot % 2]);
-        } else {
-          ActivationChunk<kMTiles> activations;
-          load_activation_chunk(activation_round, slot * 8, true, activations);
-          compute_tiles(activations);
-        }
-      };
-      const auto next_round = [&] {
-        code_round += kDepth * kCodeStride;
-        scale_round += kDepth * kScaleStride;
-#pragma unroll
-        for (int tile = 0; tile < kMTiles; ++tile) activation_round[tile] += kDepth * 8;
-      };
-      static_assert(kDepth % 2 == 0, "activation buffers alternate with the ring slots");
-      int base = chunk_begin;
-      // Steady state: every slot is full and every refill and prefetch is inside the range.
-      for (; base + 2 * kDepth <= fast_end; base += kDepth) {
-#pragma unroll
-        for (int slot = 0; slot < kDepth; ++slot) step(slot, true, true);
-        next_round();
+      for (int slot = 0; slot < kDepth; ++slot) {
+        const int chunk = base + slot;
+        if (chunk < fast_end) step(slot, chunk + kDepth < fast_end, chunk + 1 < fast_end);
       }
-      // Drain: the last round(s), with bounds checks.
-      for (; base < fast_end; base += kDepth) {
+      next_round();
+    }
+    if (full_chunks >= chunk_begin && full_chunks < chunk_end) {
+      // The partial chunk: lane t's block is inside K or not at all (K is a multiple of 16).
+      const int chunk = full_chunks;
+      const bool in_k = chunk * kChunkK + kChunkColumnOfLane * thread_in_group < args.k;
+      ActivationChunk<kMTiles> activations;
+      load_activation_chunk(activation_rows, chunk * 8, in_k, activations);
 #pragma unroll
-        for (int slot = 0; slot < kDepth; ++slot) {
-          const int chunk = base + slot;
-          if (chunk < fast_end) step(slot, chunk + kDepth < fast_end, chunk + 1 < fast_end);
-        }
-        next_round();
-      }
-      if (full_chunks >= chunk_begin && full_chunks < chunk_end) {
-        // The partial chunk: lane t's block is inside K or not at all (K is a multiple of 16).
-        const int chunk = full_chunks;
-        const bool in_k = chunk * kChunkK + kChunkColumnOfLane * thread_in_group < args.k;
-        ActivationChunk<kMTiles> activations;
-        load_activation_chunk(activation_rows, chunk * 8, in_k, activations);
-#pragma unroll
-        for (int w = 0; w < kTilesPerWarp; ++w) {
-          compute_chunk(load_stream_16(codes + std::int64_t(chunk) * kCodeStride + w * kTileCodeStride),
-                        load_stream_2(scales + std::int64_t(chunk) * kScaleStride + w * kTileScaleStride), scale_table, activations,
-                        accumulators[w]);
-        }
+      for (int w = 0; w < kTilesPerWarp; ++w) {
+        compute_chunk(load_stream_16(codes + std::int64_t(chunk) * kCodeStride + w * kTileCodeStride),
+                      load_stream_2(scales + std::int64_t(chunk) * kScaleStride + w * kTileScaleStride), scale_table, activations,
+                      accumulators[w]);
       }
     }
   }
