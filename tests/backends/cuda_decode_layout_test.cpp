@@ -13,6 +13,7 @@
 #include "backends/cuda_decode/decode_bits.hpp"
 #include "backends/cuda_decode/decode_layout.hpp"
 #include "backends/cuda_decode/decode_tuning.hpp"
+#include "backends/cuda_decode/resident_layout.hpp"
 #ifdef FP4GEMM_WITH_CUDA
 #include "backends/cuda_decode/sm90_decode_gemm.cuh"
 #include "backends/cuda_decode/sm90_wgmma_gemm.cuh"
@@ -256,28 +257,90 @@ TEST(CudaDecodeActivationPack, EveryTokenAndColumnHasItsOwnSlotInTheWeightsKOrde
 
 TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForTallWeightsFromItsMinimumM) {
   unsetenv("FP4GEMM_DECODE_KERNEL");
-  EXPECT_FALSE(use_wgmma_kernel(64, 28672, 80));
-  EXPECT_FALSE(use_wgmma_kernel(64, 28672, 100));
+  const auto wgmma = [](std::int64_t m, std::int64_t n, int sm) {
+    return choose_decode_kernel(m, n, 4096, sm) == DecodeKernel::wgmma;
+  };
+  EXPECT_FALSE(wgmma(64, 28672, 80));
+  EXPECT_FALSE(wgmma(64, 28672, 100));
   // The measured winners (bench/results/2026-11-30-h200-wgmma.md).
-  EXPECT_TRUE(use_wgmma_kernel(64, 12288, 90));
-  EXPECT_TRUE(use_wgmma_kernel(64, 28672, 90));
-  EXPECT_TRUE(use_wgmma_kernel(32, 28672, 90));
-  EXPECT_FALSE(use_wgmma_kernel(64, 4096, 90));
-  EXPECT_FALSE(use_wgmma_kernel(32, 12288, 90));
-  EXPECT_FALSE(use_wgmma_kernel(16, 28672, 90));
-  EXPECT_TRUE(use_wgmma_kernel(kWgmmaMinM, kWgmmaMinN, 90));
-  EXPECT_FALSE(use_wgmma_kernel(kWgmmaMinM - 1, kWgmmaMinN, 90));
-  EXPECT_FALSE(use_wgmma_kernel(kWgmmaMinM, kWgmmaMinN - 1, 90));
-  EXPECT_TRUE(use_wgmma_kernel(kWgmmaTallMinM, kWgmmaTallMinN, 90));
-  EXPECT_FALSE(use_wgmma_kernel(kWgmmaTallMinM - 1, kWgmmaTallMinN, 90));
+  EXPECT_TRUE(wgmma(64, 12288, 90));
+  EXPECT_TRUE(wgmma(64, 28672, 90));
+  EXPECT_TRUE(wgmma(32, 28672, 90));
+  EXPECT_FALSE(wgmma(64, 4096, 90));
+  EXPECT_FALSE(wgmma(32, 12288, 90));
+  EXPECT_FALSE(wgmma(16, 28672, 90));
+  EXPECT_TRUE(wgmma(kWgmmaMinM, kWgmmaMinN, 90));
+  EXPECT_FALSE(wgmma(kWgmmaMinM - 1, kWgmmaMinN, 90));
+  EXPECT_FALSE(wgmma(kWgmmaMinM, kWgmmaMinN - 1, 90));
+  EXPECT_TRUE(wgmma(kWgmmaTallMinM, kWgmmaTallMinN, 90));
+  EXPECT_FALSE(wgmma(kWgmmaTallMinM - 1, kWgmmaTallMinN, 90));
   setenv("FP4GEMM_DECODE_KERNEL", "wgmma", 1);
-  EXPECT_TRUE(use_wgmma_kernel(1, 16, 90));
-  EXPECT_FALSE(use_wgmma_kernel(1, 16, 80));  // never on another GPU
+  EXPECT_TRUE(wgmma(1, 16, 90));
+  EXPECT_FALSE(wgmma(1, 16, 80));  // never on another GPU
   setenv("FP4GEMM_DECODE_KERNEL", "mma", 1);
-  EXPECT_FALSE(use_wgmma_kernel(64, 28672, 90));
+  EXPECT_FALSE(wgmma(64, 28672, 90));
   setenv("FP4GEMM_DECODE_KERNEL", "tensor", 1);
-  EXPECT_THROW(use_wgmma_kernel(64, 28672, 90), Error);
+  EXPECT_THROW(wgmma(64, 28672, 90), Error);
   unsetenv("FP4GEMM_DECODE_KERNEL");
+}
+
+TEST(CudaDecodeTuning, TheResidentKernelIsForcedOnlyOnSm90AndOnlyWhereItsKSliceFits) {
+  setenv("FP4GEMM_DECODE_KERNEL", "resident", 1);
+  EXPECT_EQ(choose_decode_kernel(64, 28672, 8192, 90), DecodeKernel::resident);
+  EXPECT_EQ(choose_decode_kernel(17, 300, 16, 90), DecodeKernel::resident);
+  EXPECT_EQ(choose_decode_kernel(64, 28672, 8192, 80), DecodeKernel::mma);
+  // 64 tokens hold 19 chunks per CTA: K = 16 x 20 chunks does not fit even a 16-CTA cluster.
+  EXPECT_EQ(choose_decode_kernel(64, 4096, 16 * 20 * 64, 90), DecodeKernel::wgmma);
+  unsetenv("FP4GEMM_DECODE_KERNEL");
+  EXPECT_STREQ(decode_kernel_name(DecodeKernel::resident), "resident wgmma");
+}
+
+TEST(CudaDecodeTuning, ResidentSplitsAreTheFewestWhoseSliceFitsSharedMemory) {
+  unsetenv("FP4GEMM_RESIDENT_SPLITS");
+  // The sizing table of docs/design/activation-stationary-wgmma.md, at 64 and at 32 tokens.
+  const struct {
+    std::int64_t m, k;
+    int splits;
+  } expected[] = {{64, 8192, 8}, {64, 4096, 4}, {64, 12288, 16}, {33, 8192, 8}, {32, 8192, 4},
+                  {32, 4096, 2}, {17, 12288, 8}, {64, 64, 1},    {20, 16, 1}};
+  for (const auto& e : expected) {
+    const ResidentShape shape = choose_resident_shape(e.m, e.k, kSm90SharedBytesPerBlock);
+    EXPECT_EQ(shape.tokens, e.m <= 32 ? 32 : 64);
+    ASSERT_EQ(shape.splits, e.splits) << "M " << e.m << " K " << e.k;
+    const ResidentLayout layout{shape.tokens};
+    const std::int64_t chunks = (e.k + kChunkK - 1) / kChunkK;
+    EXPECT_LE(layout.bytes(int((chunks + shape.splits - 1) / shape.splits)), kSm90SharedBytesPerBlock);
+    if (shape.splits > 1) {
+      const std::int64_t fewer = shape.splits / 2;
+      EXPECT_GT(layout.bytes(int((chunks + fewer - 1) / fewer)), kSm90SharedBytesPerBlock) << "M " << e.m << " K " << e.k;
+    }
+  }
+  EXPECT_EQ(choose_resident_shape(64, 16 * 20 * 64, kSm90SharedBytesPerBlock).splits, 0);
+  EXPECT_EQ(choose_resident_shape(64, 8192, 100 * 1024).splits, 0) << "less shared memory: nothing fits";
+  setenv("FP4GEMM_RESIDENT_SPLITS", "16", 1);
+  EXPECT_EQ(choose_resident_shape(64, 8192, kSm90SharedBytesPerBlock).splits, 16);
+  setenv("FP4GEMM_RESIDENT_SPLITS", "2", 1);
+  EXPECT_EQ(choose_resident_shape(64, 8192, kSm90SharedBytesPerBlock).splits, 0) << "a forced split that does not fit";
+  for (const char* bad : {"3", "0", "32", "4x", "-4"}) {
+    setenv("FP4GEMM_RESIDENT_SPLITS", bad, 1);
+    EXPECT_THROW(choose_resident_shape(64, 8192, kSm90SharedBytesPerBlock), Error) << bad;
+  }
+  unsetenv("FP4GEMM_RESIDENT_SPLITS");
+}
+
+TEST(CudaDecodeTuning, ResidentLayoutRegionsAreAlignedAndDisjoint) {
+  for (int tokens : {32, 64}) {
+    const ResidentLayout layout{tokens};
+    EXPECT_EQ(layout.receive_offset(), kResidentStages * kRecordBytes);
+    EXPECT_EQ(layout.table_offset(), layout.receive_offset() + ResidentLayout::kRows * (tokens + 2) * 4);
+    EXPECT_EQ(layout.receive_stride() % 2, 0) << "pairs of floats stay 8-byte aligned";
+    EXPECT_GE(layout.activation_offset(), layout.barrier_offset() + ResidentLayout::kBarriers * 8);
+    EXPECT_EQ(layout.activation_offset() % 128, 0);
+    EXPECT_EQ(layout.bytes(3), layout.activation_offset() + 3 * tokens * kChunkK * 2);
+    const int capacity = layout.slice_capacity(kSm90SharedBytesPerBlock);
+    EXPECT_LE(layout.bytes(capacity), kSm90SharedBytesPerBlock);
+    EXPECT_GT(layout.bytes(capacity + 1), kSm90SharedBytesPerBlock);
+  }
 }
 
 TEST(CudaDecodeTuning, ProgrammaticLaunchFollowsTheGridUnlessForcedAndNeverBeforeSm90) {

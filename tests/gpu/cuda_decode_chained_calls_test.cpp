@@ -82,8 +82,8 @@ TEST(CudaDecodeChainedCalls, EachCallSeesItsPredecessorsFinishedOutput) {
   if (!usable) GTEST_SKIP() << "cuda_decode cannot run on " << gpu->to_string() << ": " << usable.reason;
   const TestStream stream;
   const ScopedEnv programmatic("FP4GEMM_PDL", "1");
-  // Both kernels on SM 9.0 (the wgmma one also chains its activation pack); mma.sync elsewhere.
-  const std::vector<std::string> kernels = gpu->sm() == 90 ? std::vector<std::string>{"mma", "wgmma"}
+  // Every kernel on SM 9.0 (the wgmma ones also chain their activation pack); mma.sync elsewhere.
+  const std::vector<std::string> kernels = gpu->sm() == 90 ? std::vector<std::string>{"mma", "wgmma", "resident"}
                                                            : std::vector<std::string>{""};
   for (const std::string& kernel : kernels) {
     std::unique_ptr<ScopedEnv> forced;

@@ -2,7 +2,8 @@
 // through FP4GEMM_DECODE_KERNEL / FP4GEMM_WGMMA_SHAPE and checked against the CPU `ref` oracle on
 // fresh random inputs: partial row blocks (N not a multiple of the CTA's rows, and N below one
 // warp's 16 rows), partial 64-chunks, splits that do not divide the chunk count and splits with no
-// chunk at all, every token width (M = 1 … 64, padded to 16, 32 or 64). Skips without an SM 9.0 GPU.
+// chunk at all, every token width (M = 1 … 64, padded to 16, 32 or 64); and the activation-resident
+// kernel (FP4GEMM_DECODE_KERNEL=resident) at every K split. Skips without an SM 9.0 GPU.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "backends/cuda_decode/decode_tuning.hpp"
+#include "backends/cuda_decode/resident_layout.hpp"
 #include "backends/cuda_decode/sm90_wgmma_gemm.cuh"
 #include "fp4gemm/registry.hpp"
 #include "gpu/gpu_test_support.hpp"
@@ -79,13 +81,38 @@ TEST_F(CudaDecodeWgmma, EveryCompiledShapeAndSplitMatchesTheReference) {
   EXPECT_GE(shapes_run, 50) << "fewer compiled shapes than expected";
 }
 
+// The resident kernel at every K split a cluster can hold: N = 7 (one partial warp tile), 300
+// and 1100 (partial row blocks; 1100 takes two rounds of 8 clusters at 16 splits), 4301 (two
+// rounds of 33 clusters at 4 splits), K = 16 and 80 (fewer chunks than splits: CTAs with an empty
+// K slice), 1040 (a partial chunk) and 4160 (65 chunks, which no split divides). A case whose
+// slice does not fit shared memory at the forced split is not run.
+TEST_F(CudaDecodeWgmma, ResidentKernelAtEverySplitMatchesTheReference) {
+  const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", "resident");
+  const std::pair<std::int64_t, std::int64_t> sizes[] = {{7, 16}, {7, 80}, {300, 1040}, {1100, 1040}, {4301, 1040}, {300, 4160}};
+  int cases_run = 0;
+  for (int splits : {1, 2, 4, 8, 16}) {
+    const ScopedEnv forced("FP4GEMM_RESIDENT_SPLITS", std::to_string(splits));
+    for (std::int64_t m : {17, 32, 33, 64}) {
+      for (const auto& [n, k] : sizes) {
+        if (cuda_decode::choose_resident_shape(m, k, cuda_decode::kSm90SharedBytesPerBlock).splits != splits) continue;
+        const std::string failures = check({m, n, k, ActivationType::bf16, DType::f32});
+        ASSERT_TRUE(failures.empty()) << "resident, " << splits << " splits: " << failures;
+        ++cases_run;
+      }
+    }
+  }
+  EXPECT_GE(cases_run, 100) << "fewer resident cases than expected";
+}
+
 TEST_F(CudaDecodeWgmma, EveryActivationAndOutputType) {
-  const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", "wgmma");
-  for (ActivationType activation : {ActivationType::bf16, ActivationType::nvfp4}) {
-    for (DType output : {DType::f32, DType::bf16, DType::f16}) {
-      for (std::int64_t m : {17, 40, 64}) {
-        const std::string failures = check({m, 129, 4096, activation, output});
-        ASSERT_TRUE(failures.empty()) << failures;
+  for (const char* forced : {"wgmma", "resident"}) {
+    const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", forced);
+    for (ActivationType activation : {ActivationType::bf16, ActivationType::nvfp4}) {
+      for (DType output : {DType::f32, DType::bf16, DType::f16}) {
+        for (std::int64_t m : {17, 40, 64}) {
+          const std::string failures = check({m, 129, 4096, activation, output});
+          ASSERT_TRUE(failures.empty()) << forced << ": " << failures;
+        }
       }
     }
   }
@@ -94,11 +121,13 @@ TEST_F(CudaDecodeWgmma, EveryActivationAndOutputType) {
 // Activations whose rows are not 16-byte aligned (staged by a copy, then packed): a row stride of
 // K + 3 elements with NaN between rows, and an output row stride of N + 5.
 TEST_F(CudaDecodeWgmma, OddActivationAndOutputRowStrides) {
-  const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", "wgmma");
-  for (std::int64_t m : {3, 33, 64}) {
-    const GemmCase c{m, 300, 1040, ActivationType::bf16, DType::bf16};
-    const std::string failures = check(c, c.k + 3, c.n + 5);
-    ASSERT_TRUE(failures.empty()) << failures;
+  for (const char* forced : {"wgmma", "resident"}) {
+    const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", forced);
+    for (std::int64_t m : {3, 33, 64}) {
+      const GemmCase c{m, 300, 1040, ActivationType::bf16, DType::bf16};
+      const std::string failures = check(c, c.k + 3, c.n + 5);
+      ASSERT_TRUE(failures.empty()) << forced << ": " << failures;
+    }
   }
 }
 

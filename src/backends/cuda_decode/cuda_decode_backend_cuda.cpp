@@ -11,6 +11,7 @@
 #include "backends/cuda_decode/decode_tuning.hpp"
 #include "backends/cuda_decode/kernel_plan.hpp"
 #include "backends/cuda_decode/sm90_decode_gemm.cuh"
+#include "backends/cuda_decode/sm90_resident_gemm.cuh"
 #include "backends/cuda_decode/sm90_wgmma_gemm.cuh"
 #include "backends/cuda_dequant_cublas/dequant_kernels.hpp"
 #include "fp4gemm/format/nvfp4_matrix.hpp"
@@ -83,7 +84,24 @@ void run_mma(const GemmProblem& problem, const DecodeWeight& prepared, const voi
                    "cuda_decode: launching the kernel");
 }
 
-// The wgmma kernel reads activations packed into its shared-memory image (activation_pack.hpp).
+// The activations packed into the image the two wgmma kernels' shared-memory operand B reads
+// (activation_pack.hpp), `tokens` rows wide: allocated and packed on `stream`.
+class PackedActivations {
+ public:
+  PackedActivations(const GemmProblem& problem, const DecodeWeight& prepared, const std::uint16_t* activations,
+                    std::int64_t activation_stride, int tokens, bool programmatic, cudaStream_t stream)
+      : buffer_(static_cast<std::size_t>(prepared.chunks * cuda_decode::packed_chunk_bytes(tokens)), stream,
+                "cuda_decode: packed activations") {
+    cuda::check_cuda(cuda_decode::launch_pack_activations(activations, activation_stride, int(problem.m), int(problem.k), tokens,
+                                                          int(prepared.chunks), buffer_.data(), programmatic, stream),
+                     "cuda_decode: packing the activations");
+  }
+  const void* data() const { return buffer_.data(); }
+
+ private:
+  cuda::StreamBuffer buffer_;
+};
+
 void run_wgmma(const GemmProblem& problem, const DecodeWeight& prepared, const std::uint16_t* activations,
                std::int64_t activation_stride, float alpha, const MutableDenseView& out, cuda_decode::ProgrammaticLaunch policy,
                cudaStream_t stream) {
@@ -91,18 +109,51 @@ void run_wgmma(const GemmProblem& problem, const DecodeWeight& prepared, const s
   if (cuda_decode::wgmma_shape_override(shape) && !cuda_decode::is_compiled_wgmma_shape(shape)) {
     throw_invalid("FP4GEMM_WGMMA_SHAPE names a CTA shape this build does not compile");
   }
-  // The wgmma kernel lets the next kernel in only after its main loop, which measured faster with
-  // PDL on every shape (decode_tuning.hpp).
+  // The wgmma kernels let the next kernel in only after their main loop, which measured faster
+  // with PDL on every shape (decode_tuning.hpp).
   const bool programmatic = policy != cuda_decode::ProgrammaticLaunch::off;
-  const cuda::StreamBuffer packed(static_cast<std::size_t>(prepared.chunks * cuda_decode::packed_chunk_bytes(shape.tokens)),
-                                  stream, "cuda_decode: packed activations");
-  cuda::check_cuda(cuda_decode::launch_pack_activations(activations, activation_stride, int(problem.m), int(problem.k),
-                                                        shape.tokens, int(prepared.chunks), packed.data(), programmatic, stream),
-                   "cuda_decode: packing the activations");
+  const PackedActivations packed(problem, prepared, activations, activation_stride, shape.tokens, programmatic, stream);
   cuda_decode::WgmmaGemmArgs args;
   static_cast<cuda_decode::KernelProblem&>(args) = kernel_problem(problem, prepared, alpha, out);
   args.packed_activations = packed.data();
   cuda::check_cuda(cuda_decode::launch_wgmma_gemm(args, shape, programmatic, stream), "cuda_decode: launching the wgmma kernel");
+}
+
+void run_resident(const GemmProblem& problem, const DecodeWeight& prepared, const std::uint16_t* activations,
+                  std::int64_t activation_stride, float alpha, const MutableDenseView& out, cuda_decode::ProgrammaticLaunch policy,
+                  cudaStream_t stream) {
+  const cuda_decode::ResidentShape shape =
+      cuda_decode::choose_resident_shape(problem.m, problem.k, cuda_decode::kSm90SharedBytesPerBlock);
+  if (!cuda_decode::is_compiled_resident_shape(shape)) {
+    throw_invalid("cuda_decode: no K split of the resident wgmma kernel fits K = " + std::to_string(problem.k) +
+                  " in shared memory (FP4GEMM_RESIDENT_SPLITS too small?)");
+  }
+  const bool programmatic = policy != cuda_decode::ProgrammaticLaunch::off;
+  const PackedActivations packed(problem, prepared, activations, activation_stride, shape.tokens, programmatic, stream);
+  cuda_decode::WgmmaGemmArgs args;
+  static_cast<cuda_decode::KernelProblem&>(args) = kernel_problem(problem, prepared, alpha, out);
+  args.packed_activations = packed.data();
+  cuda::check_cuda(cuda_decode::launch_resident_gemm(args, shape, programmatic, stream),
+                   "cuda_decode: launching the resident wgmma kernel");
+}
+
+// On a probed GPU, how large the resident kernel's persistent grid is and how many row blocks
+// each cluster takes.
+std::string resident_grid(const GemmProblem& problem, const DeviceInfo& device) {
+  try {
+    cuda::DeviceGuard guard(device.index);
+    const cuda_decode::ResidentShape shape =
+        cuda_decode::choose_resident_shape(problem.m, problem.k, cuda_decode::kSm90SharedBytesPerBlock);
+    int clusters = cuda_decode::resident_active_clusters(shape, int((problem.k + cuda_decode::kChunkK - 1) / cuda_decode::kChunkK));
+    if (clusters < 1) return "; no cluster of this shape fits this GPU";
+    const bool forced = cuda_decode::resident_clusters_override(clusters);
+    const std::int64_t row_blocks = (problem.n + cuda_decode::ResidentLayout::kRows - 1) / cuda_decode::ResidentLayout::kRows;
+    const std::int64_t grid = std::min<std::int64_t>(clusters, row_blocks);
+    return "; here " + std::to_string(grid) + " clusters" + (forced ? " [FP4GEMM_RESIDENT_CLUSTERS]" : " (as many as fit at once)") +
+           ", up to " + std::to_string((row_blocks + grid - 1) / grid) + " row blocks each";
+  } catch (const Error& error) {
+    return std::string("; ") + error.what();
+  }
 }
 
 }  // namespace
@@ -117,7 +168,9 @@ std::string CudaDecodeBackend::kernel_plan(const GemmProblem& problem, const Dev
   std::string plan = cuda_decode::describe_kernel_plan(problem, device);
   // On a probed GPU, say what the occupancy rule decides for this grid.
   if (!device.probed || !device.is_cuda() || plan.rfind("cannot plan", 0) == 0) return plan;
-  if (cuda_decode::use_wgmma_kernel(problem.m, problem.n, device.sm())) return plan;
+  const cuda_decode::DecodeKernel kernel = cuda_decode::choose_decode_kernel(problem.m, problem.n, problem.k, device.sm());
+  if (kernel == cuda_decode::DecodeKernel::resident) return plan + resident_grid(problem, device);
+  if (kernel != cuda_decode::DecodeKernel::mma) return plan;
   if (cuda_decode::programmatic_launch_policy(device.sm()) != cuda_decode::ProgrammaticLaunch::when_grid_fills) return plan;
   try {
     cuda::DeviceGuard guard(device.index);
@@ -197,7 +250,7 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
   if (problem.m == 0 || problem.n == 0) return;
   cuda::DeviceGuard guard(prepared.device);
   const auto stream = static_cast<cudaStream_t>(context.cuda_stream);
-  const bool wgmma = cuda_decode::use_wgmma_kernel(problem.m, problem.n, prepared.sm);
+  const cuda_decode::DecodeKernel kernel = cuda_decode::choose_decode_kernel(problem.m, problem.n, problem.k, prepared.sm);
   cuda_decode::ProgrammaticLaunch policy = cuda_decode::programmatic_launch_policy(prepared.sm);
   const void* activations = a.dense.data;
   std::int64_t activation_stride = a.dense.stride();
@@ -238,10 +291,15 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
     }
   }
   cuda::check_device_pointer(out.data, prepared.device, "cuda_decode: output");
-  if (wgmma) {
-    run_wgmma(problem, prepared, static_cast<const std::uint16_t*>(activations), activation_stride, alpha, out, policy, stream);
-  } else {
-    run_mma(problem, prepared, activations, activation_stride, alpha, out, policy, stream);
+  const auto* bf16_activations = static_cast<const std::uint16_t*>(activations);
+  switch (kernel) {
+    case cuda_decode::DecodeKernel::mma: run_mma(problem, prepared, activations, activation_stride, alpha, out, policy, stream); break;
+    case cuda_decode::DecodeKernel::wgmma:
+      run_wgmma(problem, prepared, bf16_activations, activation_stride, alpha, out, policy, stream);
+      break;
+    case cuda_decode::DecodeKernel::resident:
+      run_resident(problem, prepared, bf16_activations, activation_stride, alpha, out, policy, stream);
+      break;
   }
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "backends/cuda_decode/decode_layout.hpp"
+#include "backends/cuda_decode/resident_layout.hpp"
 #include "fp4gemm/error.hpp"
 
 namespace fp4gemm::cuda_decode {
@@ -103,16 +104,52 @@ ProgrammaticLaunch programmatic_launch_policy(int sm) {
   return sm < 90 ? ProgrammaticLaunch::off : policy;  // griddepcontrol is SM 9.0 and newer
 }
 
-bool use_wgmma_kernel(std::int64_t m, std::int64_t n, int sm) {
-  if (sm != 90) return false;  // wgmma is SM 9.0 only (sm_90a)
+const char* decode_kernel_name(DecodeKernel kernel) {
+  switch (kernel) {
+    case DecodeKernel::mma: return "mma.sync";
+    case DecodeKernel::wgmma: return "wgmma";
+    case DecodeKernel::resident: return "resident wgmma";
+  }
+  return "?";
+}
+
+DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sm) {
+  if (sm != 90) return DecodeKernel::mma;  // wgmma is SM 9.0 only (sm_90a)
+  const auto resident_fits = [&] { return choose_resident_shape(m, k, kSm90SharedBytesPerBlock).splits > 0; };
   const char* text = tuning_knob("FP4GEMM_DECODE_KERNEL");
   if (text != nullptr) {
     const std::string kernel = text;
-    if (kernel == "wgmma") return true;
-    if (kernel == "mma") return false;
-    throw_invalid("FP4GEMM_DECODE_KERNEL must be 'mma' or 'wgmma', not '" + kernel + "'");
+    if (kernel == "wgmma") return DecodeKernel::wgmma;
+    if (kernel == "mma") return DecodeKernel::mma;
+    if (kernel == "resident") return resident_fits() ? DecodeKernel::resident : DecodeKernel::wgmma;
+    throw_invalid("FP4GEMM_DECODE_KERNEL must be 'mma', 'wgmma' or 'resident', not '" + kernel + "'");
   }
-  return (m >= kWgmmaMinM && n >= kWgmmaMinN) || (m >= kWgmmaTallMinM && n >= kWgmmaTallMinN);
+  const bool wgmma = (m >= kWgmmaMinM && n >= kWgmmaMinN) || (m >= kWgmmaTallMinM && n >= kWgmmaTallMinN);
+  return wgmma ? DecodeKernel::wgmma : DecodeKernel::mma;
+}
+
+ResidentShape choose_resident_shape(std::int64_t m, std::int64_t k, std::int64_t shared_bytes) {
+  ResidentShape shape{m <= 32 ? 32 : 64, 0};
+  const std::int64_t chunks = (k + kChunkK - 1) / kChunkK;
+  const int capacity = ResidentLayout{shape.tokens}.slice_capacity(shared_bytes);
+  const auto fits = [&](int splits) { return (chunks + splits - 1) / splits <= capacity; };
+  if (const char* text = tuning_knob("FP4GEMM_RESIDENT_SPLITS")) {
+    char* end = nullptr;
+    const long splits = std::strtol(text, &end, 10);
+    if (*end != '\0' || splits < 1 || splits > kMaxResidentSplits || !std::has_single_bit(unsigned(splits))) {
+      throw_invalid(std::string("FP4GEMM_RESIDENT_SPLITS must be a power of two from 1 to ") + std::to_string(kMaxResidentSplits) +
+                    ", not '" + text + "'");
+    }
+    shape.splits = fits(int(splits)) ? int(splits) : 0;
+    return shape;
+  }
+  for (int splits = 1; splits <= kMaxResidentSplits; splits *= 2) {
+    if (fits(splits)) {
+      shape.splits = splits;
+      break;
+    }
+  }
+  return shape;
 }
 
 WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors) {
@@ -132,6 +169,18 @@ WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, in
     shape.splits *= 2;
   }
   return shape;
+}
+
+bool resident_clusters_override(int& clusters) {
+  const char* text = tuning_knob("FP4GEMM_RESIDENT_CLUSTERS");
+  if (text == nullptr) return false;
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (*end != '\0' || value < 1 || value > 65535) {
+    throw_invalid(std::string("FP4GEMM_RESIDENT_CLUSTERS must be a cluster count from 1 to 65535, not '") + text + "'");
+  }
+  clusters = int(value);
+  return true;
 }
 
 std::int64_t grid_ctas_along_n(const WgmmaShape& shape, std::int64_t n) {

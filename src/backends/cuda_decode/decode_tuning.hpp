@@ -151,9 +151,16 @@ struct WgmmaShape {
   int multicast = 1;
 };
 
-// Whether cuda_decode runs the wgmma kernel for an M x N problem on a GPU of SM `sm` (major * 10 +
-// minor). FP4GEMM_DECODE_KERNEL=mma|wgmma overrides the rule for measurements (SM 9.0 only).
-bool use_wgmma_kernel(std::int64_t m, std::int64_t n, int sm);
+// The three kernels of cuda_decode: mma.sync (any SM 8.0+ GPU, sm90_decode_gemm.cu), and on SM 9.0
+// the wgmma kernel (sm90_wgmma_gemm.cu) and the activation-resident wgmma kernel
+// (sm90_resident_gemm.cu).
+enum class DecodeKernel { mma, wgmma, resident };
+const char* decode_kernel_name(DecodeKernel kernel);
+
+// Which kernel cuda_decode runs for an M x N x K problem on a GPU of SM `sm` (major * 10 + minor).
+// FP4GEMM_DECODE_KERNEL=mma|wgmma|resident overrides the rule for measurements (SM 9.0 only; a
+// resident shape that does not fit shared memory falls back to wgmma).
+DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sm);
 
 WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
 
@@ -164,5 +171,35 @@ std::int64_t grid_ctas_along_n(const WgmmaShape& shape, std::int64_t n);
 // Tuning knob for measurements only: FP4GEMM_WGMMA_SHAPE="warpgroups:splits[:multicast]". Returns
 // false when unset; throws on a malformed value (splits and multicast must be powers of two).
 bool wgmma_shape_override(WgmmaShape& shape);
+
+// ---- The activation-resident wgmma kernel (SM 9.0 only; sm90_resident_gemm.cu) ----
+// Each CTA keeps its K slice of the packed activations in shared memory for the whole kernel and
+// streams the weights of many 128-row blocks over it; the `splits` CTAs of a cluster own the
+// slices of the same row blocks and sum their partial tiles through distributed shared memory
+// after each row block. Activations then cross L2 once per cluster instead of once per row block
+// (docs/design/activation-stationary-wgmma.md).
+inline constexpr int kResidentWarpgroups = 2;  // consumer warpgroups: 128 weight rows per row block
+// Weight stages of the ring (one 4.5 KiB record each); the rest of shared memory holds activations.
+inline constexpr int kResidentStages = 8;
+inline constexpr int kMaxResidentSliceChunks = 64;  // bounds the per-chunk activation barriers
+// A cluster of 16 is Hopper's non-portable maximum (K = 12288 at 64 tokens needs it).
+inline constexpr int kMaxResidentSplits = 16;
+// Shared memory one CTA may opt in to on SM 9.0 (cudaDevAttrMaxSharedMemoryPerBlockOptin, 227 KiB).
+inline constexpr std::int64_t kSm90SharedBytesPerBlock = 232448;
+
+struct ResidentShape {
+  int tokens;  // 32 or 64 activation rows (M padded)
+  int splits;  // CTAs per cluster, each owning 1/splits of K; 0: no split fits shared memory
+};
+
+// The fewest splits (a power of two) whose K slice fits `shared_bytes` of shared memory: fewer
+// splits mean fewer partial-tile reductions per weight byte. FP4GEMM_RESIDENT_SPLITS=S overrides it
+// (measurements only; throws on a value that is not a power of two up to kMaxResidentSplits).
+ResidentShape choose_resident_shape(std::int64_t m, std::int64_t k, std::int64_t shared_bytes);
+
+// Tuning knob for measurements only: FP4GEMM_RESIDENT_CLUSTERS=C sets the persistent grid to C
+// clusters (any C >= 1 is correct: clusters never wait for one another). Returns false when unset;
+// throws on a value below 1.
+bool resident_clusters_override(int& clusters);
 
 }  // namespace fp4gemm::cuda_decode

@@ -4,6 +4,7 @@
 
 #include "backends/cuda_decode/decode_layout.hpp"
 #include "backends/cuda_decode/decode_tuning.hpp"
+#include "backends/cuda_decode/resident_layout.hpp"
 #include "fp4gemm/error.hpp"
 
 namespace fp4gemm::cuda_decode {
@@ -14,12 +15,12 @@ std::string plural(std::int64_t count, const char* one, const char* many) {
 }
 
 // Why the kernel switch chose what it did.
-std::string kernel_reason(bool wgmma, int sm) {
+std::string kernel_reason(DecodeKernel kernel, int sm) {
   if (sm != 90) return "the only kernel off SM 9.0, where wgmma is sm_90a code";
   if (tuning_knob("FP4GEMM_DECODE_KERNEL") != nullptr) return "forced by FP4GEMM_DECODE_KERNEL";
   const std::string rule = "SM 9.0 runs wgmma from M = " + std::to_string(kWgmmaMinM) + " when N >= " + std::to_string(kWgmmaMinN) +
                            " and from M = " + std::to_string(kWgmmaTallMinM) + " when N >= " + std::to_string(kWgmmaTallMinN);
-  return (wgmma ? "" : "not wgmma: ") + rule;
+  return (kernel == DecodeKernel::mma ? "not wgmma: " : "") + rule;
 }
 
 void describe_mma(const GemmProblem& problem, const DeviceInfo& device, std::ostringstream& text) {
@@ -58,12 +59,25 @@ void describe_wgmma(const GemmProblem& problem, const DeviceInfo& device, std::o
   if (overridden) text << " [FP4GEMM_WGMMA_SHAPE]";
 }
 
+void describe_resident(const GemmProblem& problem, std::ostringstream& text) {
+  const ResidentShape shape = choose_resident_shape(problem.m, problem.k, kSm90SharedBytesPerBlock);
+  const std::int64_t chunks = (problem.k + kChunkK - 1) / kChunkK;
+  const std::int64_t slice = (chunks + shape.splits - 1) / shape.splits;
+  const std::int64_t row_blocks = (problem.n + ResidentLayout::kRows - 1) / ResidentLayout::kRows;
+  text << "activations packed for " << shape.tokens << " tokens, then a persistent grid of clusters of "
+       << plural(shape.splits, "CTA", "CTAs") << " (K split " << plural(shape.splits, "way", "ways") << ", up to "
+       << ResidentLayout{shape.tokens}.bytes(int(slice)) / 1024 << " KiB of shared memory each, " << plural(slice, "chunk", "chunks")
+       << " of activations resident) taking the " << plural(row_blocks, "row block", "row blocks") << " of "
+       << ResidentLayout::kRows << " weight rows in turn, partial tiles summed in the cluster after each";
+  if (tuning_knob("FP4GEMM_RESIDENT_SPLITS") != nullptr) text << " [FP4GEMM_RESIDENT_SPLITS]";
+}
+
 // Whether the kernel is launched with programmatic dependent launch, and by which rule.
-std::string describe_programmatic_launch(ProgrammaticLaunch policy, bool wgmma, int sm) {
+std::string describe_programmatic_launch(ProgrammaticLaunch policy, DecodeKernel kernel, int sm) {
   if (sm < 90) return "no programmatic dependent launch (SM 9.0 and newer)";
   if (policy == ProgrammaticLaunch::off) return "no programmatic dependent launch [FP4GEMM_PDL=0]";
   if (policy == ProgrammaticLaunch::on) return "programmatic dependent launch [FP4GEMM_PDL=1]";
-  if (wgmma) return "programmatic dependent launch (the next kernel enters after the main loop)";
+  if (kernel != DecodeKernel::mma) return "programmatic dependent launch (the next kernel enters after the main loop)";
   return "programmatic dependent launch when the grid fills " + std::to_string(int(kProgrammaticMinSlotFraction * 100)) +
          "% of the GPU's resident CTA slots (the kernel's occupancy, checked at launch)";
 }
@@ -73,15 +87,15 @@ std::string describe_programmatic_launch(ProgrammaticLaunch policy, bool wgmma, 
 std::string describe_kernel_plan(const GemmProblem& problem, const DeviceInfo& device) {
   std::ostringstream text;
   try {
-    const bool wgmma = use_wgmma_kernel(problem.m, problem.n, device.sm());
+    const DecodeKernel kernel = choose_decode_kernel(problem.m, problem.n, problem.k, device.sm());
     if (problem.activation == ActivationType::nvfp4) text << "NVFP4 activations dequantized to BF16 first (exact); ";
-    text << (wgmma ? "wgmma" : "mma.sync") << " kernel (" << kernel_reason(wgmma, device.sm()) << "): ";
-    if (wgmma) {
-      describe_wgmma(problem, device, text);
-    } else {
-      describe_mma(problem, device, text);
+    text << decode_kernel_name(kernel) << " kernel (" << kernel_reason(kernel, device.sm()) << "): ";
+    switch (kernel) {
+      case DecodeKernel::mma: describe_mma(problem, device, text); break;
+      case DecodeKernel::wgmma: describe_wgmma(problem, device, text); break;
+      case DecodeKernel::resident: describe_resident(problem, text); break;
     }
-    text << "; " << describe_programmatic_launch(programmatic_launch_policy(device.sm()), wgmma, device.sm());
+    text << "; " << describe_programmatic_launch(programmatic_launch_policy(device.sm()), kernel, device.sm());
   } catch (const Error& error) {
     return std::string("cannot plan: ") + error.what();
   }

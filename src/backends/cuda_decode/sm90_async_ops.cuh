@@ -41,6 +41,23 @@ __device__ __forceinline__ void mbarrier_wait(std::uint64_t* barrier, unsigned p
       : "memory");
 }
 
+// mbarrier_wait with acquire at cluster scope: the writes that other CTAs of the cluster released
+// before arriving (mbarrier_arrive_in_cta) are visible after it returns.
+__device__ __forceinline__ void mbarrier_wait_cluster(std::uint64_t* barrier, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred done;\nwait_again:\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait_again;\n}\n" ::"r"(shared_address(barrier)),
+      "r"(parity)
+      : "memory");
+}
+
+// A barrier among the first `threads` threads of the CTA (a multiple of 32) on hardware barrier
+// `id` (1-15; 0 is __syncthreads'), leaving the other warps running.
+__device__ __forceinline__ void named_barrier_sync(unsigned id, unsigned threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 // `bytes` (a multiple of 16, both addresses 16-byte aligned) from global to this CTA's shared
 // memory; completion is counted on `barrier` as transferred bytes.
 __device__ __forceinline__ void bulk_copy_to_shared(void* destination, const void* source, unsigned bytes,
@@ -59,6 +76,20 @@ __device__ __forceinline__ void bulk_copy_to_cluster(void* destination, const vo
       "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, [%3], %4;" ::"r"(
           shared_address(destination)),
       "l"(source), "r"(bytes), "r"(shared_address(barrier)), "h"(cta_mask)
+      : "memory");
+}
+
+// Stores two floats at `address`'s offset (8-byte aligned) in the shared memory of cluster CTA
+// `cta_rank`, without waiting: the 8 bytes are counted as transferred on the barrier at `barrier`'s
+// offset in that CTA, whose waiters then see them.
+__device__ __forceinline__ void store_async_in_cta(const void* address, float a, float b, std::uint64_t* barrier, unsigned cta_rank) {
+  asm volatile(
+      "{\n.reg .b32 remote_address, remote_barrier;\n"
+      "mapa.shared::cluster.u32 remote_address, %0, %4;\n"
+      "mapa.shared::cluster.u32 remote_barrier, %3, %4;\n"
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [remote_address], {%1, %2}, [remote_barrier];\n}\n" ::"r"(
+          shared_address(address)),
+      "f"(a), "f"(b), "r"(shared_address(barrier)), "r"(cta_rank)
       : "memory");
 }
 

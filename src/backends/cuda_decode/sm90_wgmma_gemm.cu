@@ -26,6 +26,7 @@
 #include "backends/cuda_decode/decode_device.cuh"
 #include "backends/cuda_decode/programmatic_launch.cuh"
 #include "backends/cuda_decode/sm90_async_ops.cuh"
+#include "backends/cuda_decode/sm90_wgmma_chunk.cuh"
 #include "backends/cuda_decode/sm90_wgmma_gemm.cuh"
 
 namespace fp4gemm::cuda_decode {
@@ -151,15 +152,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
     // serializes every wgmma, C7513).
     std::uint32_t fragments_a[kBlocksPerChunk][4], fragments_b[kBlocksPerChunk][4];
     const auto decode_chunk = [&](int stage, std::uint32_t(&fragments)[kBlocksPerChunk][4]) {
-      const std::uint8_t* stage_pointer = shared + stage * Layout::kStageBytes;
-      const uint4 words = *reinterpret_cast<const uint4*>(stage_pointer + warp * kTileCodeBytes + lane * 16);
-      const std::uint32_t scale_bytes =
-          *reinterpret_cast<const std::uint16_t*>(stage_pointer + Layout::kCodeBytes + warp * kTileScaleBytes + lane * 2);
-      const RowScales scales = lookup_row_scales(scale_bytes, scale_table);
-      decode_fragment(words.x, scales, fragments[0]);
-      decode_fragment(words.y, scales, fragments[1]);
-      decode_fragment(words.z, scales, fragments[2]);
-      decode_fragment(words.w, scales, fragments[3]);
+      decode_stage_tile(shared + stage * Layout::kStageBytes, Layout::kCodeBytes, warp, lane, scale_table, fragments);
     };
     // Every lane releases its own reads of the stage: an arrive orders only the arriving thread's
     // earlier accesses before the producer's refill. (One arrival per warp after __syncwarp, to
@@ -184,12 +177,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
       wgmma_fence();
-#pragma unroll
-      for (int block = 0; block < kBlocksPerChunk; ++block) {
-        const std::uint64_t descriptor = shared_matrix_descriptor(activation_address + block * Layout::kBlockBytes,
-                                                                  kCoreMatrixKStep, kCoreMatrixNStep);
-        wgmma_k16<kTokens>(accumulators, current[block], descriptor);
-      }
+      issue_chunk_wgmmas<kTokens>(accumulators, current, activation_address);
       wgmma_commit();
       wgmma_wait<1>();  // the previous chunk's group: its stage and fragment set are free again
 #pragma unroll

@@ -1,0 +1,43 @@
+#pragma once
+// What a consumer warp of the two wgmma kernels (sm90_wgmma_gemm.cu, sm90_resident_gemm.cu) does
+// with one 64-wide chunk: decode its 16-row tile from a shared-memory weight stage into four A
+// fragments, and issue the warpgroup's four wgmma.m64nTk16 against the chunk's packed activations.
+#include <cstdint>
+
+#include "backends/cuda_decode/activation_pack_layout.hpp"
+#include "backends/cuda_decode/decode_device.cuh"
+#include "backends/cuda_decode/sm90_async_ops.cuh"
+
+namespace fp4gemm::cuda_decode {
+
+#if FP4GEMM_SM90A_DEVICE
+
+// A weight stage holds the codes of the CTA's tiles (kTileCodeBytes each, decode_layout.hpp), then
+// their scales at `scale_offset`. Warp `warp` decodes tile `warp`.
+__device__ __forceinline__ void decode_stage_tile(const std::uint8_t* stage, int scale_offset, int warp, int lane,
+                                                  const std::uint32_t* scale_table, std::uint32_t (&fragments)[kBlocksPerChunk][4]) {
+  const uint4 words = *reinterpret_cast<const uint4*>(stage + warp * kTileCodeBytes + lane * 16);
+  const std::uint32_t scale_bytes = *reinterpret_cast<const std::uint16_t*>(stage + scale_offset + warp * kTileScaleBytes + lane * 2);
+  const RowScales scales = lookup_row_scales(scale_bytes, scale_table);
+  decode_fragment(words.x, scales, fragments[0]);
+  decode_fragment(words.y, scales, fragments[1]);
+  decode_fragment(words.z, scales, fragments[2]);
+  decode_fragment(words.w, scales, fragments[3]);
+}
+
+// The chunk's four MMA blocks: D(64 x kTokens) += A(fragments) * B, B at `activation_address`
+// (shared memory, activation_pack_layout.hpp). The caller fences before and commits after.
+template <int kTokens>
+__device__ __forceinline__ void issue_chunk_wgmmas(float (&accumulators)[kTokens / 2], const std::uint32_t (&fragments)[kBlocksPerChunk][4],
+                                                   std::uint32_t activation_address) {
+#pragma unroll
+  for (int block = 0; block < kBlocksPerChunk; ++block) {
+    const std::uint64_t descriptor = shared_matrix_descriptor(
+        activation_address + block * std::uint32_t(packed_block_bytes(kTokens)), kCoreMatrixKStep, kCoreMatrixNStep);
+    wgmma_k16<kTokens>(accumulators, fragments[block], descriptor);
+  }
+}
+
+#endif  // FP4GEMM_SM90A_DEVICE
+
+}  // namespace fp4gemm::cuda_decode
