@@ -332,7 +332,7 @@ TEST(CudaDecodeTuning, ResidentLayoutRegionsAreAlignedAndDisjoint) {
   for (int tokens : {32, 64}) {
     const ResidentLayout layout{tokens};
     EXPECT_EQ(layout.receive_offset(), kResidentStages * kRecordBytes);
-    EXPECT_EQ(layout.table_offset(), layout.receive_offset() + ResidentLayout::kRows * (tokens + 2) * 4);
+    EXPECT_EQ(layout.table_offset(), layout.receive_offset() + kResidentKGroups * ResidentLayout::kRows * (tokens + 2) * 4);
     EXPECT_EQ(layout.receive_stride() % 2, 0) << "pairs of floats stay 8-byte aligned";
     EXPECT_GE(layout.activation_offset(), layout.barrier_offset() + ResidentLayout::kBarriers * 8);
     EXPECT_EQ(layout.activation_offset() % 128, 0);

@@ -104,6 +104,24 @@ TEST_F(CudaDecodeWgmma, ResidentKernelAtEverySplitMatchesTheReference) {
   EXPECT_GE(cases_run, 100) << "fewer resident cases than expected";
 }
 
+// Fewer clusters than row blocks (FP4GEMM_RESIDENT_CLUSTERS), so that each cluster takes many
+// row blocks in turn and the reduction's buffers are reused round after round: N = 700 is six row
+// blocks (the last partial), K = 1040 17 chunks (slices of 2 or 3 at 8 splits). Small enough for
+// compute-sanitizer.
+TEST_F(CudaDecodeWgmma, ResidentKernelWithFewClustersTakesRowBlocksInTurn) {
+  const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", "resident");
+  for (const char* clusters : {"1", "4"}) {
+    const ScopedEnv grid("FP4GEMM_RESIDENT_CLUSTERS", clusters);
+    for (const char* splits : {"1", "2", "8"}) {
+      const ScopedEnv forced("FP4GEMM_RESIDENT_SPLITS", splits);
+      for (std::int64_t m : {17, 64}) {
+        const std::string failures = check({m, 700, 1040, ActivationType::bf16, DType::bf16});
+        ASSERT_TRUE(failures.empty()) << clusters << " clusters, " << splits << " splits: " << failures;
+      }
+    }
+  }
+}
+
 TEST_F(CudaDecodeWgmma, EveryActivationAndOutputType) {
   for (const char* forced : {"wgmma", "resident"}) {
     const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", forced);

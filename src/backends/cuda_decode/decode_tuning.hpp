@@ -178,7 +178,14 @@ bool wgmma_shape_override(WgmmaShape& shape);
 // slices of the same row blocks and sum their partial tiles through distributed shared memory
 // after each row block. Activations then cross L2 once per cluster instead of once per row block
 // (docs/design/activation-stationary-wgmma.md).
-inline constexpr int kResidentWarpgroups = 2;  // consumer warpgroups: 128 weight rows per row block
+// Consumer warpgroups: kResidentKGroups K groups of two warpgroups, each group covering the 128
+// rows of a row block over every kResidentKGroups-th chunk of the CTA's K slice. One CTA fills an
+// SM, so its warpgroups are all the SM has to hide each one's decode -> wgmma -> wait chain. H200,
+// 28672x8192 M = 64 (bench/results/2026-11-30-h200-s8.md): one group 157 us, two groups 211-215 us
+// (each group's chunks 2.7x slower, the consumers waiting on weights that the ring of six stages
+// left late); the wgmma kernel takes 91.
+inline constexpr int kResidentKGroups = 1;
+inline constexpr int kResidentWarpgroups = 2 * kResidentKGroups;
 // Weight stages of the ring (one 4.5 KiB record each); the rest of shared memory holds activations.
 inline constexpr int kResidentStages = 8;
 inline constexpr int kMaxResidentSliceChunks = 64;  // bounds the per-chunk activation barriers

@@ -11,18 +11,19 @@
 namespace fp4gemm::cuda_decode {
 
 // Dynamic shared memory of one CTA, in this order: the weight ring (kResidentStages stages of one
-// 128-row record each), the receive buffer of the partial-tile reduction ([splits][128 / splits
-// rows][tokens] FP32: every CTA of the cluster sends its partial sums of this CTA's rows here; two
-// spare columns keep each row's pairs 8-byte aligned and spread the reads over banks), the scale
+// 128-row record each), the receive buffer of the partial-tile reduction ([K groups][splits][128 /
+// splits rows][tokens] FP32: every K group of every CTA of the cluster sends its partial sums of
+// this CTA's rows here; two spare columns keep each row's pairs 8-byte aligned and spread the
+// reads over banks), the scale
 // table, the mbarriers, then the CTA's K slice of the packed activations (slice_chunks chunks).
 // Every region starts 128-byte aligned.
 struct ResidentLayout {
   int tokens;
-  static constexpr int kRows = kResidentWarpgroups * 64;
+  static constexpr int kRows = kTileRows * kTilesPerBlock;  // a row block: one weight record per chunk
   static constexpr int kStageBytes = kRecordBytes;
   constexpr int receive_stride() const { return tokens + 2; }  // floats per received row
   constexpr int receive_offset() const { return kResidentStages * kStageBytes; }
-  constexpr int table_offset() const { return receive_offset() + kRows * receive_stride() * 4; }
+  constexpr int table_offset() const { return receive_offset() + kResidentKGroups * kRows * receive_stride() * 4; }
   constexpr int barrier_offset() const { return table_offset() + 256 * 4; }
   // full and empty per stage, received, sent-free, one per resident activation chunk.
   static constexpr int kBarriers = 2 * kResidentStages + 2 + kMaxResidentSliceChunks;

@@ -8,14 +8,16 @@
 // - The grid is persistent: as many clusters as fit the GPU at once (at most one per row block);
 //   cluster c takes the 128-row blocks c, c + clusters, ... A cluster is `splits` CTAs along K:
 //   CTA s owns the chunks [chunks * s / splits, chunks * (s + 1) / splits) of every row block.
-// - A CTA is two consumer warpgroups and one producer warp. The producer lane copies the CTA's
+// - A CTA is kResidentKGroups K groups of two consumer warpgroups (each group covers the row
+//   block's 128 rows over every kResidentKGroups-th chunk of the slice) and one producer warp. The
+//   producer lane copies the CTA's
 //   activation slice into shared memory once (one bulk copy and one barrier per chunk, so the first
 //   row block starts as soon as its first chunk lands), then streams the weight records (one
 //   bulk copy of 4.5 KiB per row block and chunk) through a ring of kResidentStages stages.
 // - Consumers decode and multiply exactly as in the wgmma kernel (sm90_wgmma_chunk.cuh), the
-//   wgmmas of chunk c overlapping the decode of c + 1.
+//   wgmmas of a group's chunk c overlapping the decode of its next one.
 // - After each row block, CTA s of the cluster owns rows [s, s + 1) * 128 / splits of it. Every
-//   consumer thread sends its FP32 partial sums straight from its accumulators to the owners'
+//   consumer thread sends its K group's FP32 partial sums straight from its accumulators to the owners'
 //   receive buffers (st.async into distributed shared memory: no round trip, counted on the
 //   owner's "received" barrier); each owner then sums the splits' partials of its rows from its
 //   own shared memory in rank order (deterministic) and stores them, and tells every sender that
@@ -77,7 +79,7 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_gemm_kernel(cons
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < kStages; ++stage) {
       mbarrier_init(&full[stage], 1);                 // the producer's expect-bytes arrival
-      mbarrier_init(&empty[stage], kConsumerThreads);  // every consumer lane
+      mbarrier_init(&empty[stage], kConsumerThreads / kResidentKGroups);  // every lane of the K group that reads it
     }
     mbarrier_init(received_all, 1);  // this CTA's expect-bytes arrival, then the senders' bytes
     mbarrier_init(sent_free, splits);  // one arrival per owner
@@ -118,36 +120,41 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_gemm_kernel(cons
 
   if (warp < kConsumerWarps || lane != 0) wait_for_prior_grids();  // before any output store below
   if (warp < kConsumerWarps) {
+    // K group `group` (kWarpsPerGroup warps, 128 rows) takes the chunks group, group + kGroups, ...
+    // of each row block's K slice; warp `tile` of it decodes 16 rows of each.
+    constexpr int kGroups = kResidentKGroups, kWarpsPerGroup = kConsumerWarps / kGroups;
+    const int group = warp / kWarpsPerGroup, tile = warp % kWarpsPerGroup;
     float accumulators[kAccumulators];
     const std::uint32_t resident_address = shared_address(resident);
     std::uint32_t fragments_a[kBlocksPerChunk][4], fragments_b[kBlocksPerChunk][4];
-    const auto decode_chunk = [&](int stage, std::uint32_t(&fragments)[kBlocksPerChunk][4]) {
-      decode_stage_tile(shared + stage * ResidentLayout::kStageBytes, kRecordCodeBytes, warp, lane, scale_table, fragments);
+    // The producer streams (row block, chunk) items in order; item i sits in stage i % kStages, its
+    // fill number i / kStages giving the full barrier's parity.
+    int round = 0;
+    const auto item_of = [&](int chunk) { return std::int64_t(round) * chunk_count + chunk; };
+    // A stage holds weights only, which nothing but this decode reads (the wgmmas take them from
+    // registers), so each lane releases the stage as soon as its loads from it are done: the
+    // producer refills it while the chunk is still being multiplied (the wgmma kernel must hold
+    // its stages until the chunk's wgmmas retire, since they read its activations).
+    const auto wait_and_decode = [&](int chunk, std::uint32_t(&fragments)[kBlocksPerChunk][4]) {
+      const std::int64_t item = item_of(chunk);
+      const int stage = int(item % kStages);
+      mbarrier_wait(&full[stage], unsigned(item / kStages) & 1);
+      decode_stage_tile(shared + stage * ResidentLayout::kStageBytes, kRecordCodeBytes, tile, lane, scale_table, fragments);
+      mbarrier_arrive(&empty[stage]);
     };
-    int stage = 0;
-    unsigned phase = 0;
-    bool first_round = true;
-    const auto next_stage = [](int s) { return s + 1 == kStages ? 0 : s + 1; };
-    const auto previous_stage = [](int s) { return s == 0 ? kStages - 1 : s - 1; };
     // As in the wgmma kernel: chunk `chunk` (decoded into `current`) is multiplied, the previous
-    // chunk's group retired and its stage released, then chunk + 1 decoded into `following`.
+    // chunk's group retired, then this group's next chunk decoded into `following`.
     const auto step = [&](int chunk, std::uint32_t(&current)[kBlocksPerChunk][4], std::uint32_t(&following)[kBlocksPerChunk][4]) {
-      if (first_round) mbarrier_wait(&activation_full[chunk], 0);
+      if (round == 0) mbarrier_wait(&activation_full[chunk], 0);
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
       wgmma_fence();
       issue_chunk_wgmmas<kTokens>(accumulators, current, resident_address + chunk * kChunkBytes);
       wgmma_commit();
-      wgmma_wait<1>();
+      wgmma_wait<1>();  // the previous chunk's group: its fragment set is free again
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
-      if (chunk > 0) mbarrier_arrive(&empty[previous_stage(stage)]);
-      stage = next_stage(stage);
-      if (stage == 0) phase ^= 1;
-      if (chunk + 1 < chunk_count) {
-        mbarrier_wait(&full[stage], phase);
-        decode_chunk(stage, following);
-      }
+      if (chunk + kGroups < chunk_count) wait_and_decode(chunk + kGroups, following);
     };
     // Rows [row_begin, row_begin + slice_rows) of each row block are this CTA's to sum and store
     // (splits is a power of two up to 16, so the slice is too, and at least 8 rows).
@@ -156,22 +163,17 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_gemm_kernel(cons
     const int outputs = slice_rows * min(args.m, kTokens);
     const float scale = args.alpha * kDecodeCompensation;
 
-    for (int round = 0; round < rounds; ++round) {
-      first_round = round == 0;
+    for (; round < rounds; ++round) {
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) accumulators[i] = 0.0f;
-      if (chunk_count > 0) {
-        mbarrier_wait(&full[stage], phase);
-        decode_chunk(stage, fragments_a);
-      }
-      for (int chunk = 0; chunk < chunk_count; chunk += 2) {
+      if (group < chunk_count) wait_and_decode(group, fragments_a);
+      for (int chunk = group; chunk < chunk_count; chunk += 2 * kGroups) {
         step(chunk, fragments_a, fragments_b);
-        if (chunk + 1 < chunk_count) step(chunk + 1, fragments_b, fragments_a);
+        if (chunk + kGroups < chunk_count) step(chunk + kGroups, fragments_b, fragments_a);
       }
       wgmma_wait<0>();
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
-      if (chunk_count > 0) mbarrier_arrive(&empty[previous_stage(stage)]);
       // Only the last reduction is left: the next kernel on the stream may be scheduled now.
       if (round + 1 == rounds) allow_dependent_launch();
 
@@ -181,16 +183,17 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_gemm_kernel(cons
       if (round > 0) mbarrier_wait_cluster(sent_free, (round - 1) & 1);
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        const int row = warp * kTileRows + lane / 4 + 8 * half;
+        const int row = tile * kTileRows + lane / 4 + 8 * half;
         const unsigned owner = unsigned(row >> slice_shift);
-        const float* slot = received + (split * slice_rows + (row & (slice_rows - 1))) * kStride + 2 * (lane % 4);
+        const float* slot = received + ((group * splits + split) * slice_rows + (row & (slice_rows - 1))) * kStride + 2 * (lane % 4);
 #pragma unroll
         for (int j = 0; j < kTokens / 8; ++j) {
           store_async_in_cta(slot + 8 * j, accumulators[4 * j + 2 * half], accumulators[4 * j + 2 * half + 1], received_all, owner);
         }
       }
-      // Receive: every CTA sends this one its partial sums of slice_rows rows x kTokens tokens.
-      if (threadIdx.x == 0) mbarrier_arrive_expect_bytes(received_all, kRows * kTokens * 4);
+      // Receive: every K group of every CTA sends this one its partial sums of slice_rows rows x
+      // kTokens tokens.
+      if (threadIdx.x == 0) mbarrier_arrive_expect_bytes(received_all, kGroups * kRows * kTokens * 4);
       mbarrier_wait(received_all, round & 1);
 
       // Sum this CTA's rows over the splits and store them: consecutive threads take consecutive
@@ -206,7 +209,7 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_gemm_kernel(cons
           sums[j] = 0.0f;
           if (index >= outputs) continue;
           const float* column = received + (index & (slice_rows - 1)) * kStride + (index >> slice_shift);
-          for (int member = 0; member < splits; ++member) sums[j] += column[member * slice_rows * kStride];
+          for (int sender = 0; sender < kGroups * splits; ++sender) sums[j] += column[sender * slice_rows * kStride];
         }
 #pragma unroll
         for (int j = 0; j < kEpilogueBatch; ++j) {
