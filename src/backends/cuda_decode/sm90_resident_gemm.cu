@@ -180,21 +180,34 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_gemm_kernel(cons
       // Send: each warp's 16 rows, accumulators [4j + 0, 1] row g, tokens 8j + 2t + {0, 1}, and
       // [4j + 2, 3] the same tokens of row g + 8, to the rows' owners, once every owner has
       // summed what this CTA sent it for the previous row block.
-      if (round > 0) mbarrier_wait_cluster(sent_free, (round - 1) & 1);
+      // A cluster of one CTA keeps its partials: plain stores and a barrier among the consumers
+      // (distributed shared memory needs a cluster of two or more; compute-sanitizer reports
+      // st.async within a cluster of one as an invalid write).
+      const bool alone = splits == 1;
+      if (round > 0 && !alone) mbarrier_wait_cluster(sent_free, (round - 1) & 1);
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int row = tile * kTileRows + lane / 4 + 8 * half;
         const unsigned owner = unsigned(row >> slice_shift);
-        const float* slot = received + ((group * splits + split) * slice_rows + (row & (slice_rows - 1))) * kStride + 2 * (lane % 4);
+        float* slot = received + ((group * splits + split) * slice_rows + (row & (slice_rows - 1))) * kStride + 2 * (lane % 4);
 #pragma unroll
         for (int j = 0; j < kTokens / 8; ++j) {
-          store_async_in_cta(slot + 8 * j, accumulators[4 * j + 2 * half], accumulators[4 * j + 2 * half + 1], received_all, owner);
+          const float first = accumulators[4 * j + 2 * half], second = accumulators[4 * j + 2 * half + 1];
+          if (alone) {
+            *reinterpret_cast<float2*>(slot + 8 * j) = make_float2(first, second);
+          } else {
+            store_async_in_cta(slot + 8 * j, first, second, received_all, owner);
+          }
         }
       }
       // Receive: every K group of every CTA sends this one its partial sums of slice_rows rows x
       // kTokens tokens.
-      if (threadIdx.x == 0) mbarrier_arrive_expect_bytes(received_all, kGroups * kRows * kTokens * 4);
-      mbarrier_wait(received_all, round & 1);
+      if (alone) {
+        named_barrier_sync(kConsumerBarrier, kConsumerThreads);
+      } else {
+        if (threadIdx.x == 0) mbarrier_arrive_expect_bytes(received_all, kGroups * kRows * kTokens * 4);
+        mbarrier_wait(received_all, round & 1);
+      }
 
       // Sum this CTA's rows over the splits and store them: consecutive threads take consecutive
       // weight rows, so stores along N coalesce; each thread gathers kEpilogueBatch sums before
@@ -220,12 +233,12 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_gemm_kernel(cons
         }
       }
       named_barrier_sync(kConsumerBarrier, kConsumerThreads);  // every consumer has read the buffer
-      if (threadIdx.x == 0) {
+      if (threadIdx.x == 0 && !alone) {
         for (int member = 0; member < splits; ++member) mbarrier_arrive_in_cta(sent_free, unsigned(member));
       }
     }
     // Every owner has read what this CTA sent last (so every copy into or out of it is done).
-    if (rounds > 0) mbarrier_wait_cluster(sent_free, (rounds - 1) & 1);
+    if (rounds > 0 && splits > 1) mbarrier_wait_cluster(sent_free, (rounds - 1) & 1);
   }
 #else
   __trap();  // the host launches this kernel on SM 9.0 only, where the sm_90a build runs
