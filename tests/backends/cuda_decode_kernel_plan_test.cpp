@@ -51,6 +51,30 @@ TEST(CudaDecodeKernelPlan, OtherGpusRunTheMmaKernelWhateverTheKnob) {
   unsetenv("FP4GEMM_DECODE_KERNEL");
 }
 
+TEST(CudaDecodeKernelPlan, TheResidentKernelNamesItsSplitSliceAndRowBlocks) {
+  unsetenv("FP4GEMM_RESIDENT_SPLITS");
+  setenv("FP4GEMM_DECODE_KERNEL", "resident", 1);
+  const DeviceInfo h200 = dispatch::simulated_device(90, 130100);
+  const std::string plan = describe_kernel_plan({64, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(plan, "resident wgmma kernel (forced by FP4GEMM_DECODE_KERNEL)")) << plan;
+  EXPECT_TRUE(contains(plan, "clusters of 8 CTAs (K split 8 ways")) << plan;
+  EXPECT_TRUE(contains(plan, "16 chunks of activations resident")) << plan;
+  EXPECT_TRUE(contains(plan, "the 224 row blocks of 128 weight rows")) << plan;
+  setenv("FP4GEMM_RESIDENT_SPLITS", "16", 1);
+  const std::string forced = describe_kernel_plan({64, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(forced, "K split 16 ways")) << forced;
+  EXPECT_TRUE(contains(forced, "[FP4GEMM_RESIDENT_SPLITS]")) << forced;
+  setenv("FP4GEMM_RESIDENT_SPLITS", "3", 1);
+  const std::string malformed = describe_kernel_plan({64, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_EQ(malformed.rfind("cannot plan: ", 0), 0u) << malformed;
+  unsetenv("FP4GEMM_RESIDENT_SPLITS");
+  // A K whose slice fits no cluster falls back to the wgmma kernel.
+  const std::string fallback = describe_kernel_plan({64, 4096, 16 * 20 * 64, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_EQ(fallback.rfind("wgmma kernel (FP4GEMM_DECODE_KERNEL=resident, but no K split of it fits shared memory)", 0), 0u)
+      << fallback;
+  unsetenv("FP4GEMM_DECODE_KERNEL");
+}
+
 TEST(CudaDecodeKernelPlan, KnobsAreReportedAndMalformedOnesAreNamedNotThrown) {
   const DeviceInfo h200 = dispatch::simulated_device(90, 130100);
   const GemmProblem problem{1, 4096, 4096, ActivationType::bf16, DType::bf16};

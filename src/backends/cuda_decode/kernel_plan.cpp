@@ -17,7 +17,12 @@ std::string plural(std::int64_t count, const char* one, const char* many) {
 // Why the kernel switch chose what it did.
 std::string kernel_reason(DecodeKernel kernel, int sm) {
   if (sm != 90) return "the only kernel off SM 9.0, where wgmma is sm_90a code";
-  if (tuning_knob("FP4GEMM_DECODE_KERNEL") != nullptr) return "forced by FP4GEMM_DECODE_KERNEL";
+  if (const char* forced = tuning_knob("FP4GEMM_DECODE_KERNEL")) {
+    if (std::string(forced) == "resident" && kernel != DecodeKernel::resident) {
+      return "FP4GEMM_DECODE_KERNEL=resident, but no K split of it fits shared memory";
+    }
+    return "forced by FP4GEMM_DECODE_KERNEL";
+  }
   const std::string rule = "SM 9.0 runs wgmma from M = " + std::to_string(kWgmmaMinM) + " when N >= " + std::to_string(kWgmmaMinN) +
                            " and from M = " + std::to_string(kWgmmaTallMinM) + " when N >= " + std::to_string(kWgmmaTallMinN);
   return (kernel == DecodeKernel::mma ? "not wgmma: " : "") + rule;
