@@ -57,11 +57,11 @@ TEST(CudaDecodeKernelPlan, TheResidentKernelNamesItsSplitSliceAndRowBlocks) {
   const DeviceInfo h200 = dispatch::simulated_device(90, 130100);
   const std::string plan = describe_kernel_plan({64, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(plan, "resident wgmma kernel (forced by FP4GEMM_DECODE_KERNEL)")) << plan;
-  EXPECT_TRUE(contains(plan, "clusters of 16 CTAs (K split 16 ways")) << plan;
-  EXPECT_TRUE(contains(plan, "8 chunks of activations resident")) << plan;
+  EXPECT_TRUE(contains(plan, "clusters of 8 CTAs (K split 8 ways")) << plan;
+  EXPECT_TRUE(contains(plan, "16 chunks of activations resident")) << plan;
   EXPECT_TRUE(contains(plan, "the 224 row blocks of 128 weight rows")) << plan;
   setenv("FP4GEMM_RESIDENT_SPLITS", "16", 1);
-  const std::string forced = describe_kernel_plan({33, 28672, 4096, ActivationType::bf16, DType::bf16}, h200);
+  const std::string forced = describe_kernel_plan({64, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(forced, "K split 16 ways")) << forced;
   EXPECT_TRUE(contains(forced, "[FP4GEMM_RESIDENT_SPLITS]")) << forced;
   setenv("FP4GEMM_RESIDENT_SPLITS", "3", 1);

@@ -297,12 +297,12 @@ TEST(CudaDecodeTuning, TheResidentKernelIsForcedOnlyOnSm90AndOnlyWhereItsKSliceF
 
 TEST(CudaDecodeTuning, ResidentSplitsAreTheFewestWhoseSliceFitsSharedMemory) {
   unsetenv("FP4GEMM_RESIDENT_SPLITS");
-  // With the decoded ring (resident_layout.hpp) a CTA holds 12 chunks of 64 tokens, 29 of 32.
+  // The sizing table of docs/design/activation-stationary-wgmma.md, at 64 and at 32 tokens.
   const struct {
     std::int64_t m, k;
     int splits;
-  } expected[] = {{64, 8192, 16}, {64, 4096, 8}, {64, 12288, 16}, {33, 8192, 16}, {32, 8192, 8},
-                  {32, 4096, 4},  {17, 12288, 8}, {64, 64, 1},     {20, 16, 1}};
+  } expected[] = {{64, 8192, 8}, {64, 4096, 4}, {64, 12288, 16}, {33, 8192, 8}, {32, 8192, 4},
+                  {32, 4096, 2}, {17, 12288, 8}, {64, 64, 1},    {20, 16, 1}};
   for (const auto& e : expected) {
     const ResidentShape shape = choose_resident_shape(e.m, e.k, kSm90SharedBytesPerBlock);
     EXPECT_EQ(shape.tokens, e.m <= 32 ? 32 : 64);
@@ -318,8 +318,8 @@ TEST(CudaDecodeTuning, ResidentSplitsAreTheFewestWhoseSliceFitsSharedMemory) {
   EXPECT_EQ(choose_resident_shape(64, 16 * 20 * 64, kSm90SharedBytesPerBlock).splits, 0);
   EXPECT_EQ(choose_resident_shape(64, 8192, 100 * 1024).splits, 0) << "less shared memory: nothing fits";
   setenv("FP4GEMM_RESIDENT_SPLITS", "16", 1);
-  EXPECT_EQ(choose_resident_shape(32, 8192, kSm90SharedBytesPerBlock).splits, 16);
-  setenv("FP4GEMM_RESIDENT_SPLITS", "8", 1);
+  EXPECT_EQ(choose_resident_shape(64, 8192, kSm90SharedBytesPerBlock).splits, 16);
+  setenv("FP4GEMM_RESIDENT_SPLITS", "2", 1);
   EXPECT_EQ(choose_resident_shape(64, 8192, kSm90SharedBytesPerBlock).splits, 0) << "a forced split that does not fit";
   for (const char* bad : {"3", "0", "32", "4x", "-4"}) {
     setenv("FP4GEMM_RESIDENT_SPLITS", bad, 1);
@@ -328,33 +328,11 @@ TEST(CudaDecodeTuning, ResidentSplitsAreTheFewestWhoseSliceFitsSharedMemory) {
   unsetenv("FP4GEMM_RESIDENT_SPLITS");
 }
 
-// Every (row, k-slot, block) of a decoded stage has its own 2 bytes, and each k-half of a row group
-// is one 8 x 8 core matrix of 128 contiguous bytes, as the wgmma descriptors assume.
-TEST(CudaDecodeTuning, DecodedStageIsTheCoreMatrixImageOfAllRowsAndSlots) {
-  std::set<int> offsets;
-  for (int block = 0; block < kBlocksPerChunk; ++block) {
-    for (int row = 0; row < ResidentLayout::kRows; ++row) {
-      for (int slot = 0; slot < 16; ++slot) {
-        const int offset = decoded_offset(row, slot, block);
-        ASSERT_EQ(offset % 2, 0);
-        ASSERT_LT(offset, ResidentLayout::kDecodedBytes);
-        offsets.insert(offset);
-        const int core = decoded_offset(row / 8 * 8, slot / 8 * 8, block);
-        EXPECT_EQ(offset - core, (row % 8) * 16 + (slot % 8) * 2);
-      }
-    }
-  }
-  EXPECT_EQ(int(offsets.size()), ResidentLayout::kDecodedBytes / 2);
-  EXPECT_EQ(decoded_offset(8, 0, 0) - decoded_offset(0, 0, 0), kCoreMatrixNStep);
-  EXPECT_EQ(decoded_offset(0, 8, 0) - decoded_offset(0, 0, 0), kCoreMatrixKStep);
-}
-
 TEST(CudaDecodeTuning, ResidentLayoutRegionsAreAlignedAndDisjoint) {
   for (int tokens : {32, 64}) {
     const ResidentLayout layout{tokens};
-    EXPECT_EQ(layout.decoded_offset(), kResidentStages * kRecordBytes);
-    EXPECT_EQ(layout.receive_offset(), layout.decoded_offset() + kResidentDecodedStages * ResidentLayout::kRows * kChunkK * 2);
-    EXPECT_EQ(layout.table_offset(), layout.receive_offset() + ResidentLayout::kRows * (tokens + 2) * 4);
+    EXPECT_EQ(layout.receive_offset(), kResidentStages * kRecordBytes);
+    EXPECT_EQ(layout.table_offset(), layout.receive_offset() + kResidentKGroups * ResidentLayout::kRows * (tokens + 2) * 4);
     EXPECT_EQ(layout.receive_stride() % 2, 0) << "pairs of floats stay 8-byte aligned";
     EXPECT_GE(layout.activation_offset(), layout.barrier_offset() + ResidentLayout::kBarriers * 8);
     EXPECT_EQ(layout.activation_offset() % 128, 0);

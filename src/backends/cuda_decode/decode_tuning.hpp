@@ -178,19 +178,16 @@ bool wgmma_shape_override(WgmmaShape& shape);
 // slices of the same row blocks and sum their partial tiles through distributed shared memory
 // after each row block. Activations then cross L2 once per cluster instead of once per row block
 // (docs/design/activation-stationary-wgmma.md).
-// A CTA is kResidentDecoderWarps decoder warps, which decode the weight records into BF16 tiles
-// in shared memory, kResidentWarpgroups consumer warpgroups (64 rows each), which multiply those
-// tiles with the resident activations (wgmma with both operands in shared memory), and a producer
-// warp. Decoding in its own warps takes it off the consumers' chain: with the decode in the
-// consumers (A from registers, two warpgroups per SM, as in the wgmma kernel) each warpgroup's
-// decode -> wgmma -> wait chain bound the kernel (28672x8192 M = 64 157 us; two K groups of two
-// warpgroups 211 us: bench/results/2026-11-30-h200-s8.md).
-inline constexpr int kResidentWarpgroups = 2;
-inline constexpr int kResidentDecoderWarps = 16;  // two sets of 8 (one 16-row tile each), alternate chunks
-// Weight stages of the ring (one 4.5 KiB record each) and decoded stages (16 KiB each); the rest
-// of shared memory holds activations.
-inline constexpr int kResidentStages = 6;
-inline constexpr int kResidentDecodedStages = 4;
+// Consumer warpgroups: kResidentKGroups K groups of two warpgroups, each group covering the 128
+// rows of a row block over every kResidentKGroups-th chunk of the CTA's K slice. One CTA fills an
+// SM, so its warpgroups are all the SM has to hide each one's decode -> wgmma -> wait chain. H200,
+// 28672x8192 M = 64 (bench/results/2026-11-30-h200-s8.md): one group 157 us, two groups 211-215 us
+// (each group's chunks 2.7x slower, the consumers waiting on weights that the ring of six stages
+// left late); the wgmma kernel takes 91.
+inline constexpr int kResidentKGroups = 1;
+inline constexpr int kResidentWarpgroups = 2 * kResidentKGroups;
+// Weight stages of the ring (one 4.5 KiB record each); the rest of shared memory holds activations.
+inline constexpr int kResidentStages = 8;
 inline constexpr int kMaxResidentSliceChunks = 64;  // bounds the per-chunk activation barriers
 // A cluster of 16 is Hopper's non-portable maximum (K = 12288 at 64 tokens needs it).
 inline constexpr int kMaxResidentSplits = 16;

@@ -11,26 +11,22 @@
 namespace fp4gemm::cuda_decode {
 
 // Dynamic shared memory of one CTA, in this order: the weight ring (kResidentStages stages of one
-// 128-row record each), the decoded ring (kResidentDecodedStages stages of the row block's 128 rows
-// x 64 columns in BF16, the wgmma A image: decoded_offset), the receive buffer of the partial-tile
-// reduction ([splits][128 / splits rows][tokens] FP32: every CTA of the cluster sends its partial
-// sums of this CTA's rows here; two spare columns keep each row's pairs 8-byte aligned and spread
-// the reads over banks), the scale table, the mbarriers, then the CTA's K slice of the packed
-// activations (slice_chunks chunks). Every region starts 128-byte aligned.
+// 128-row record each), the receive buffer of the partial-tile reduction ([K groups][splits][128 /
+// splits rows][tokens] FP32: every K group of every CTA of the cluster sends its partial sums of
+// this CTA's rows here; two spare columns keep each row's pairs 8-byte aligned and spread the
+// reads over banks), the scale
+// table, the mbarriers, then the CTA's K slice of the packed activations (slice_chunks chunks).
+// Every region starts 128-byte aligned.
 struct ResidentLayout {
   int tokens;
   static constexpr int kRows = kTileRows * kTilesPerBlock;  // a row block: one weight record per chunk
   static constexpr int kStageBytes = kRecordBytes;
-  static constexpr int kDecodedBytes = kRows * kChunkK * 2;
-  static constexpr int kDecodedBlockBytes = kRows * 16 * 2;  // one MMA block (16 columns) of all rows
-  constexpr int decoded_offset() const { return kResidentStages * kStageBytes; }
   constexpr int receive_stride() const { return tokens + 2; }  // floats per received row
-  constexpr int receive_offset() const { return decoded_offset() + kResidentDecodedStages * kDecodedBytes; }
-  constexpr int table_offset() const { return receive_offset() + kRows * receive_stride() * 4; }
+  constexpr int receive_offset() const { return kResidentStages * kStageBytes; }
+  constexpr int table_offset() const { return receive_offset() + kResidentKGroups * kRows * receive_stride() * 4; }
   constexpr int barrier_offset() const { return table_offset() + 256 * 4; }
-  // full and empty per weight stage and per decoded stage, received, sent-free, one per resident
-  // activation chunk.
-  static constexpr int kBarriers = 2 * kResidentStages + 2 * kResidentDecodedStages + 2 + kMaxResidentSliceChunks;
+  // full and empty per stage, received, sent-free, one per resident activation chunk.
+  static constexpr int kBarriers = 2 * kResidentStages + 2 + kMaxResidentSliceChunks;
   constexpr int activation_offset() const { return (barrier_offset() + kBarriers * 8 + 127) / 128 * 128; }
   constexpr int chunk_bytes() const { return int(packed_chunk_bytes(tokens)); }
   constexpr std::int64_t bytes(int slice_chunks) const { return activation_offset() + std::int64_t(slice_chunks) * chunk_bytes(); }
@@ -40,18 +36,7 @@ struct ResidentLayout {
     return int(fit < 0 ? 0 : fit < kMaxResidentSliceChunks ? fit : kMaxResidentSliceChunks);
   }
 };
-
-// Byte offset, inside a decoded stage, of row `row` (0..127), k-slot `slot` (0..15) of MMA block
-// `block`: the no-swizzle K-major core-matrix image (8 rows x 8 k-slots, 128 contiguous bytes)
-// that activation_pack_layout.hpp uses for B, so a warpgroup's A descriptor for 64 rows is the
-// same kind as B's (k step kCoreMatrixKStep, row step kCoreMatrixNStep). The k-slots carry the
-// chunk's K permutation exactly as the register fragments do (decode_layout.hpp).
-constexpr int decoded_offset(int row, int slot, int block) {
-  return block * ResidentLayout::kDecodedBlockBytes + (row / 8) * kCoreMatrixNStep + (slot / 8) * kCoreMatrixKStep +
-         (row % 8) * 16 + (slot % 8) * 2;
-}
-
-static_assert(ResidentLayout{64}.decoded_offset() % 128 == 0 && ResidentLayout{64}.receive_offset() % 128 == 0 && ResidentLayout{64}.table_offset() % 128 == 0 &&
+static_assert(ResidentLayout{64}.receive_offset() % 128 == 0 && ResidentLayout{64}.table_offset() % 128 == 0 &&
                   ResidentLayout{32}.table_offset() % 128 == 0,
               "regions stay 128-byte aligned");
 

@@ -8,20 +8,16 @@
 // - The grid is persistent: as many clusters as fit the GPU at once (at most one per row block);
 //   cluster c takes the 128-row blocks c, c + clusters, ... A cluster is `splits` CTAs along K:
 //   CTA s owns the chunks [chunks * s / splits, chunks * (s + 1) / splits) of every row block.
-// - A CTA is a producer warp, kResidentDecoderWarps decoder warps and two consumer warpgroups.
-//   The producer lane copies the CTA's activation slice into shared memory once (one bulk copy
-//   and one barrier per chunk, so the first row block starts as soon as its first chunk lands),
-//   then streams the weight records (one bulk copy of 4.5 KiB per row block and chunk) through a
-//   ring of kResidentStages stages.
-// - The decoder warps (two sets of eight, on alternate chunks; warp t of a set takes the 16-row
-//   tile t) decode each record into the wgmma A image of a decoded stage (BF16, 128 rows x 64
-//   columns, decoded_offset in resident_layout.hpp), releasing the weight stage as soon as they
-//   have read it. The consumer warpgroups (64 rows each) multiply the decoded stage with the
-//   chunk's resident activations, both operands in shared memory, and release the decoded stage
-//   once those wgmmas have retired. So the decode runs in warps of its own, beside the wgmmas,
-//   instead of in each consumer's serial chain.
+// - A CTA is kResidentKGroups K groups of two consumer warpgroups (each group covers the row
+//   block's 128 rows over every kResidentKGroups-th chunk of the slice) and one producer warp. The
+//   producer lane copies the CTA's
+//   activation slice into shared memory once (one bulk copy and one barrier per chunk, so the first
+//   row block starts as soon as its first chunk lands), then streams the weight records (one
+//   bulk copy of 4.5 KiB per row block and chunk) through a ring of kResidentStages stages.
+// - Consumers decode and multiply exactly as in the wgmma kernel (sm90_wgmma_chunk.cuh), the
+//   wgmmas of a group's chunk c overlapping the decode of its next one.
 // - After each row block, CTA s of the cluster owns rows [s, s + 1) * 128 / splits of it. Every
-//   consumer thread sends its FP32 partial sums straight from its accumulators to the owners'
+//   consumer thread sends its K group's FP32 partial sums straight from its accumulators to the owners'
 //   receive buffers (st.async into distributed shared memory: no round trip, counted on the
 //   owner's "received" barrier); each owner then sums the splits' partials of its rows from its
 //   own shared memory in rank order (deterministic) and stores them, and tells every sender that
@@ -44,19 +40,15 @@ namespace fp4gemm::cuda_decode {
 namespace {
 
 constexpr int kConsumerThreads = 128 * kResidentWarpgroups;
-constexpr int kConsumerWarps = kConsumerThreads / 32;
-constexpr int kDecoderSets = 2;  // sets of decoder warps, each taking every other chunk
-constexpr int kDecoderSetWarps = kResidentDecoderWarps / kDecoderSets;
-constexpr int kProducerWarp = kConsumerWarps + kResidentDecoderWarps;
-constexpr int kResidentThreads = 32 * (kProducerWarp + 1);
-static_assert(kDecoderSetWarps == kTilesPerBlock, "a decoder set has one warp per 16-row tile of the row block");
+constexpr int kResidentThreads = kConsumerThreads + 32;  // plus the producer warp
 constexpr unsigned kMaxQueriedClusters = 1024;            // more than any GPU holds at once
 
 template <int kTokens>
 __global__ void __launch_bounds__(kResidentThreads, 1) resident_gemm_kernel(const WgmmaGemmArgs args) {
 #if FP4GEMM_SM90A_DEVICE
   constexpr ResidentLayout kLayout{kTokens};
-  constexpr int kStages = kResidentStages, kDecodedStages = kResidentDecodedStages;
+  constexpr int kConsumerWarps = kConsumerThreads / 32;
+  constexpr int kStages = kResidentStages;
   constexpr int kAccumulators = kTokens / 2;
   constexpr int kRows = ResidentLayout::kRows;
   constexpr int kStride = kLayout.receive_stride();
@@ -65,14 +57,11 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_gemm_kernel(cons
   static_assert(kRows == kTileRows * kTilesPerBlock, "a row block is one weight record per chunk");
 
   extern __shared__ __align__(128) std::uint8_t shared[];
-  std::uint8_t* decoded = shared + kLayout.decoded_offset();
   float* received = reinterpret_cast<float*>(shared + kLayout.receive_offset());
   std::uint32_t* scale_table = reinterpret_cast<std::uint32_t*>(shared + kLayout.table_offset());
   std::uint64_t* full = reinterpret_cast<std::uint64_t*>(shared + kLayout.barrier_offset());
   std::uint64_t* empty = full + kStages;
-  std::uint64_t* decoded_full = empty + kStages;
-  std::uint64_t* decoded_empty = decoded_full + kDecodedStages;
-  std::uint64_t* received_all = decoded_empty + kDecodedStages;
+  std::uint64_t* received_all = empty + kStages;
   std::uint64_t* sent_free = received_all + 1;
   std::uint64_t* activation_full = sent_free + 1;
   std::uint8_t* resident = shared + kLayout.activation_offset();
@@ -86,16 +75,11 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_gemm_kernel(cons
   const int clusters = int(gridDim.x);
   const int row_blocks = (args.n + kRows - 1) / kRows;
   const int rounds = row_blocks > int(blockIdx.x) ? (row_blocks - int(blockIdx.x) + clusters - 1) / clusters : 0;
-  const std::int64_t items = std::int64_t(rounds) * chunk_count;  // (row block, chunk) pairs, in order
 
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < kStages; ++stage) {
-      mbarrier_init(&full[stage], 1);                         // the producer's expect-bytes arrival
-      mbarrier_init(&empty[stage], 32 * kDecoderSetWarps);    // every lane of the decoder set that reads it
-    }
-    for (int stage = 0; stage < kDecodedStages; ++stage) {
-      mbarrier_init(&decoded_full[stage], 32 * kDecoderSetWarps);  // every lane of the set that wrote it
-      mbarrier_init(&decoded_empty[stage], kConsumerThreads);       // every consumer lane
+      mbarrier_init(&full[stage], 1);                 // the producer's expect-bytes arrival
+      mbarrier_init(&empty[stage], kConsumerThreads / kResidentKGroups);  // every lane of the K group that reads it
     }
     mbarrier_init(received_all, 1);  // this CTA's expect-bytes arrival, then the senders' bytes
     mbarrier_init(sent_free, splits);  // one arrival per owner
@@ -105,9 +89,10 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_gemm_kernel(cons
   fill_scale_table(scale_table, threadIdx.x, kResidentThreads);
   cluster.sync();  // every barrier of the cluster is initialised before any CTA copies or arrives
 
-  if (warp == kProducerWarp) {
+  if (warp == kConsumerWarps) {
     if (lane == 0 && rounds > 0) {
       const std::uint8_t* records = static_cast<const std::uint8_t*>(args.records);
+      const std::int64_t items = std::int64_t(rounds) * chunk_count;  // (row block, chunk) pairs, in order
       const auto copy_weights = [&](std::int64_t item, int stage) {
         const std::int64_t row_block = blockIdx.x + item / chunk_count * clusters;
         const std::int64_t chunk = chunk_begin + item % chunk_count;
@@ -127,41 +112,50 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_gemm_kernel(cons
       }
       for (std::int64_t item = early; item < items; ++item) {
         const int stage = int(item % kStages);
-        mbarrier_wait(&empty[stage], unsigned(item / kStages + 1) & 1);  // the decoders released the stage's last fill
+        mbarrier_wait(&empty[stage], unsigned(item / kStages + 1) & 1);  // the consumers released the stage's last fill
         copy_weights(item, stage);
       }
     }
-  } else if (warp >= kConsumerWarps) {
-    // Decoder set `set` takes items set, set + kDecoderSets, ...; warp `tile` of it the rows
-    // [16 tile, 16 tile + 16) of each. Lane (g, t)'s fragment register j holds row g + 8 (j % 2),
-    // k-slots 2t + 8 (j / 2) + {0, 1} of its block (decode_device.cuh).
-    const int set = (warp - kConsumerWarps) / kDecoderSetWarps, tile = (warp - kConsumerWarps) % kDecoderSetWarps;
-    const int g = lane / 4, t = lane % 4;
-    for (std::int64_t item = set; item < items; item += kDecoderSets) {
-      const int stage = int(item % kStages), slot = int(item % kDecodedStages);
-      mbarrier_wait(&full[stage], unsigned(item / kStages) & 1);
-      std::uint32_t fragments[kBlocksPerChunk][4];
-      decode_stage_tile(shared + stage * ResidentLayout::kStageBytes, kRecordCodeBytes, tile, lane, scale_table, fragments);
-      mbarrier_arrive(&empty[stage]);
-      mbarrier_wait(&decoded_empty[slot], unsigned(item / kDecodedStages + 1) & 1);  // the consumers' wgmmas have read its last fill
-      std::uint8_t* image = decoded + slot * ResidentLayout::kDecodedBytes;
-#pragma unroll
-      for (int block = 0; block < kBlocksPerChunk; ++block) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          *reinterpret_cast<std::uint32_t*>(image + decoded_offset(kTileRows * tile + g + 8 * (j % 2), 2 * t + 8 * (j / 2), block)) =
-              fragments[block][j];
-        }
-      }
-      fence_proxy_async_shared();  // the wgmmas read the image through the async proxy
-      mbarrier_arrive(&decoded_full[slot]);
-    }
-  } else {
-    wait_for_prior_grids();  // before any output store below
+  }
+
+  if (warp < kConsumerWarps || lane != 0) wait_for_prior_grids();  // before any output store below
+  if (warp < kConsumerWarps) {
+    // K group `group` (kWarpsPerGroup warps, 128 rows) takes the chunks group, group + kGroups, ...
+    // of each row block's K slice; warp `tile` of it decodes 16 rows of each.
+    constexpr int kGroups = kResidentKGroups, kWarpsPerGroup = kConsumerWarps / kGroups;
+    const int group = warp / kWarpsPerGroup, tile = warp % kWarpsPerGroup;
     float accumulators[kAccumulators];
     const std::uint32_t resident_address = shared_address(resident);
-    // Warpgroup `half` multiplies rows [64 half, 64 half + 64) of each decoded stage.
-    const std::uint32_t decoded_address = shared_address(decoded) + (warp / 4) * 8 * kCoreMatrixNStep;
+    std::uint32_t fragments_a[kBlocksPerChunk][4], fragments_b[kBlocksPerChunk][4];
+    // The producer streams (row block, chunk) items in order; item i sits in stage i % kStages, its
+    // fill number i / kStages giving the full barrier's parity.
+    int round = 0;
+    const auto item_of = [&](int chunk) { return std::int64_t(round) * chunk_count + chunk; };
+    // A stage holds weights only, which nothing but this decode reads (the wgmmas take them from
+    // registers), so each lane releases the stage as soon as its loads from it are done: the
+    // producer refills it while the chunk is still being multiplied (the wgmma kernel must hold
+    // its stages until the chunk's wgmmas retire, since they read its activations).
+    const auto wait_and_decode = [&](int chunk, std::uint32_t(&fragments)[kBlocksPerChunk][4]) {
+      const std::int64_t item = item_of(chunk);
+      const int stage = int(item % kStages);
+      mbarrier_wait(&full[stage], unsigned(item / kStages) & 1);
+      decode_stage_tile(shared + stage * ResidentLayout::kStageBytes, kRecordCodeBytes, tile, lane, scale_table, fragments);
+      mbarrier_arrive(&empty[stage]);
+    };
+    // As in the wgmma kernel: chunk `chunk` (decoded into `current`) is multiplied, the previous
+    // chunk's group retired, then this group's next chunk decoded into `following`.
+    const auto step = [&](int chunk, std::uint32_t(&current)[kBlocksPerChunk][4], std::uint32_t(&following)[kBlocksPerChunk][4]) {
+      if (round == 0) mbarrier_wait(&activation_full[chunk], 0);
+#pragma unroll
+      for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
+      wgmma_fence();
+      issue_chunk_wgmmas<kTokens>(accumulators, current, resident_address + chunk * kChunkBytes);
+      wgmma_commit();
+      wgmma_wait<1>();  // the previous chunk's group: its fragment set is free again
+#pragma unroll
+      for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
+      if (chunk + kGroups < chunk_count) wait_and_decode(chunk + kGroups, following);
+    };
     // Rows [row_begin, row_begin + slice_rows) of each row block are this CTA's to sum and store
     // (splits is a power of two up to 16, so the slice is too, and at least 8 rows).
     const int slice_rows = kRows / splits, row_begin = slice_rows * split;
@@ -169,38 +163,17 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_gemm_kernel(cons
     const int outputs = slice_rows * min(args.m, kTokens);
     const float scale = args.alpha * kDecodeCompensation;
 
-    for (int round = 0; round < rounds; ++round) {
+    for (; round < rounds; ++round) {
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) accumulators[i] = 0.0f;
-      int previous_slot = -1;  // the decoded stage whose wgmmas may still be in flight
-      for (int chunk = 0; chunk < chunk_count; ++chunk) {
-        const std::int64_t item = std::int64_t(round) * chunk_count + chunk;
-        const int slot = int(item % kDecodedStages);
-        if (round == 0) mbarrier_wait(&activation_full[chunk], 0);
-        mbarrier_wait(&decoded_full[slot], unsigned(item / kDecodedStages) & 1);
-#pragma unroll
-        for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
-        wgmma_fence();
-#pragma unroll
-        for (int block = 0; block < kBlocksPerChunk; ++block) {
-          const std::uint64_t a = shared_matrix_descriptor(
-              decoded_address + slot * ResidentLayout::kDecodedBytes + block * ResidentLayout::kDecodedBlockBytes, kCoreMatrixKStep,
-              kCoreMatrixNStep);
-          const std::uint64_t b = shared_matrix_descriptor(
-              resident_address + chunk * kChunkBytes + block * std::uint32_t(packed_block_bytes(kTokens)), kCoreMatrixKStep, kCoreMatrixNStep);
-          wgmma_k16_ss<kTokens>(accumulators, a, b);
-        }
-        wgmma_commit();
-        wgmma_wait<1>();  // the previous chunk's wgmmas have read their decoded stage
-#pragma unroll
-        for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
-        if (previous_slot >= 0) mbarrier_arrive(&decoded_empty[previous_slot]);
-        previous_slot = slot;
+      if (group < chunk_count) wait_and_decode(group, fragments_a);
+      for (int chunk = group; chunk < chunk_count; chunk += 2 * kGroups) {
+        step(chunk, fragments_a, fragments_b);
+        if (chunk + kGroups < chunk_count) step(chunk + kGroups, fragments_b, fragments_a);
       }
       wgmma_wait<0>();
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
-      if (previous_slot >= 0) mbarrier_arrive(&decoded_empty[previous_slot]);
       // Only the last reduction is left: the next kernel on the stream may be scheduled now.
       if (round + 1 == rounds) allow_dependent_launch();
 
@@ -214,9 +187,9 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_gemm_kernel(cons
       if (round > 0 && !alone) mbarrier_wait_cluster(sent_free, (round - 1) & 1);
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        const int row = warp * kTileRows + lane / 4 + 8 * half;
+        const int row = tile * kTileRows + lane / 4 + 8 * half;
         const unsigned owner = unsigned(row >> slice_shift);
-        float* slot = received + (split * slice_rows + (row & (slice_rows - 1))) * kStride + 2 * (lane % 4);
+        float* slot = received + ((group * splits + split) * slice_rows + (row & (slice_rows - 1))) * kStride + 2 * (lane % 4);
 #pragma unroll
         for (int j = 0; j < kTokens / 8; ++j) {
           const float first = accumulators[4 * j + 2 * half], second = accumulators[4 * j + 2 * half + 1];
@@ -227,11 +200,12 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_gemm_kernel(cons
           }
         }
       }
-      // Receive: every CTA sends this one its partial sums of slice_rows rows x kTokens tokens.
+      // Receive: every K group of every CTA sends this one its partial sums of slice_rows rows x
+      // kTokens tokens.
       if (alone) {
         named_barrier_sync(kConsumerBarrier, kConsumerThreads);
       } else {
-        if (threadIdx.x == 0) mbarrier_arrive_expect_bytes(received_all, kRows * kTokens * 4);
+        if (threadIdx.x == 0) mbarrier_arrive_expect_bytes(received_all, kGroups * kRows * kTokens * 4);
         mbarrier_wait(received_all, round & 1);
       }
 
@@ -248,7 +222,7 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_gemm_kernel(cons
           sums[j] = 0.0f;
           if (index >= outputs) continue;
           const float* column = received + (index & (slice_rows - 1)) * kStride + (index >> slice_shift);
-          for (int sender = 0; sender < splits; ++sender) sums[j] += column[sender * slice_rows * kStride];
+          for (int sender = 0; sender < kGroups * splits; ++sender) sums[j] += column[sender * slice_rows * kStride];
         }
 #pragma unroll
         for (int j = 0; j < kEpilogueBatch; ++j) {
