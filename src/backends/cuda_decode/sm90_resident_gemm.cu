@@ -209,29 +209,15 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_gemm_kernel(cons
         mbarrier_wait(received_all, round & 1);
       }
 
-      // Sum this CTA's rows over the splits and store them: consecutive threads take consecutive
-      // weight rows, so stores along N coalesce; each thread gathers kEpilogueBatch sums before
-      // storing any.
-      const std::int64_t first_row = (blockIdx.x + std::int64_t(round) * clusters) * kRows + row_begin;
-      constexpr int kEpilogueBatch = 4;
-      for (int first = threadIdx.x; first < outputs; first += kConsumerThreads * kEpilogueBatch) {
-        float sums[kEpilogueBatch];
-#pragma unroll
-        for (int j = 0; j < kEpilogueBatch; ++j) {
-          const int index = first + j * kConsumerThreads;
-          sums[j] = 0.0f;
-          if (index >= outputs) continue;
-          const float* column = received + (index & (slice_rows - 1)) * kStride + (index >> slice_shift);
-          for (int sender = 0; sender < kGroups * splits; ++sender) sums[j] += column[sender * slice_rows * kStride];
-        }
-#pragma unroll
-        for (int j = 0; j < kEpilogueBatch; ++j) {
-          const int index = first + j * kConsumerThreads;
-          const std::int64_t n = first_row + (index & (slice_rows - 1));
-          if (index < outputs && n < args.n)
-            store_output(args.out, std::int64_t(index >> slice_shift) * args.out_stride + n, args.out_dtype, scale * sums[j]);
-        }
-      }
+      // Sum this CTA's rows over the splits (in rank order) and store them.
+      const auto sum_of = [&](int row, int token) {
+        const float* column = received + row * kStride + token;
+        float sum = 0.0f;
+        for (int sender = 0; sender < kResidentKGroups * splits; ++sender) sum += column[sender * slice_rows * kStride];
+        return sum;
+      };
+      store_row_slice<kConsumerThreads>(args, outputs, slice_rows,
+                                        (blockIdx.x + std::int64_t(round) * clusters) * kRows + row_begin, scale, sum_of);
       named_barrier_sync(kConsumerBarrier, kConsumerThreads);  // every consumer has read the buffer
       if (threadIdx.x == 0 && !alone) {
         for (int member = 0; member < splits; ++member) mbarrier_arrive_in_cta(sent_free, unsigned(member));

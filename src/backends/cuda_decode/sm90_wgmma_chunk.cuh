@@ -1,11 +1,13 @@
 #pragma once
-// What a consumer warp of the two wgmma kernels (sm90_wgmma_gemm.cu, sm90_resident_gemm.cu) does
-// with one 64-wide chunk: decode its 16-row tile from a shared-memory weight stage into four A
-// fragments, and issue the warpgroup's four wgmma.m64nTk16 against the chunk's packed activations.
+// What the consumer warps of the two wgmma kernels (sm90_wgmma_gemm.cu, sm90_resident_gemm.cu) do
+// with one 64-wide chunk: decode a 16-row tile from a shared-memory weight stage into four A
+// fragments, and issue the warpgroup's four wgmma.m64nTk16 against the chunk's packed activations;
+// and how both store a CTA's slice of a row block's outputs.
 #include <cstdint>
 
 #include "backends/cuda_decode/activation_pack_layout.hpp"
 #include "backends/cuda_decode/decode_device.cuh"
+#include "backends/cuda_decode/kernel_problem.hpp"
 #include "backends/cuda_decode/sm90_async_ops.cuh"
 
 namespace fp4gemm::cuda_decode {
@@ -35,6 +37,34 @@ __device__ __forceinline__ void issue_chunk_wgmmas(float (&accumulators)[kTokens
     const std::uint64_t descriptor = shared_matrix_descriptor(
         activation_address + block * std::uint32_t(packed_block_bytes(kTokens)), kCoreMatrixKStep, kCoreMatrixNStep);
     wgmma_k16<kTokens>(accumulators, fragments[block], descriptor);
+  }
+}
+
+// Stores `outputs` outputs of this CTA's slice of a row block: `slice_rows` weight rows (a power of
+// two) times the tokens, output `index` being row first_row + index % slice_rows and token
+// index / slice_rows, valued scale * sum_of(index % slice_rows, index / slice_rows). The
+// first `threads` threads of the CTA take part. Consecutive threads take consecutive rows, so
+// stores along N coalesce; each thread gathers kEpilogueBatch sums before storing any (a load that
+// followed a store through the generic output pointer would wait for it, one at a time).
+template <int kThreads, class SumOf>
+__device__ __forceinline__ void store_row_slice(const KernelProblem& args, int outputs, int slice_rows, std::int64_t first_row,
+                                                float scale, SumOf sum_of) {
+  const int slice_shift = __ffs(slice_rows) - 1;
+  constexpr int kEpilogueBatch = 4;
+  for (int first = threadIdx.x; first < outputs; first += kThreads * kEpilogueBatch) {
+    float sums[kEpilogueBatch];
+#pragma unroll
+    for (int j = 0; j < kEpilogueBatch; ++j) {
+      const int index = first + j * kThreads;
+      sums[j] = index < outputs ? sum_of(index & (slice_rows - 1), index >> slice_shift) : 0.0f;
+    }
+#pragma unroll
+    for (int j = 0; j < kEpilogueBatch; ++j) {
+      const int index = first + j * kThreads;
+      const std::int64_t n = first_row + (index & (slice_rows - 1));
+      if (index < outputs && n < args.n)
+        store_output(args.out, std::int64_t(index >> slice_shift) * args.out_stride + n, args.out_dtype, scale * sums[j]);
+    }
   }
 }
 

@@ -226,37 +226,17 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
   cluster.sync();  // every CTA's partial tile is complete (and every copy into this CTA has landed)
 
   // This CTA writes rows [row_begin, row_begin + slice_rows) of the cluster's tile (splits is a
-  // power of two, so the slice is too): consecutive threads take consecutive weight rows, so stores along N
-  // coalesce. Each thread first gathers kEpilogueBatch sums, then stores them: a load that
-  // followed a store through the generic output pointer would wait for it, one at a time.
+  // power of two, so the slice is too), summing the column's partials in rank order.
   const int slice_rows = Layout::kCtaRows / splits, row_begin = slice_rows * split;
-  const int slice_shift = __ffs(slice_rows) - 1;
-  const int outputs = slice_rows * min(args.m, kTokens);
-  const float scale = args.alpha * kDecodeCompensation;
-  constexpr int kEpilogueBatch = 4;
-  for (int first = threadIdx.x; first < outputs; first += kThreads * kEpilogueBatch) {
-    float sums[kEpilogueBatch];
-#pragma unroll
-    for (int j = 0; j < kEpilogueBatch; ++j) {
-      const int index = first + j * kThreads;
-      sums[j] = 0.0f;
-      if (index >= outputs) continue;
-      const int offset = (row_begin + (index & (slice_rows - 1))) * Layout::kPartialStride + (index >> slice_shift);
-      if (splits == 1) {
-        sums[j] = partial[offset];
-      } else {
-        for (int member = 0; member < splits; ++member)
-          sums[j] += cluster.map_shared_rank(partial, cluster_rank(group_rank, member))[offset];
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < kEpilogueBatch; ++j) {
-      const int index = first + j * kThreads;
-      const std::int64_t n = std::int64_t(blockIdx.x) * Layout::kCtaRows + row_begin + (index & (slice_rows - 1));
-      if (index < outputs && n < args.n)
-        store_output(args.out, std::int64_t(index >> slice_shift) * args.out_stride + n, args.out_dtype, scale * sums[j]);
-    }
-  }
+  const auto sum_of = [&](int row, int token) {
+    const int offset = (row_begin + row) * Layout::kPartialStride + token;
+    if (splits == 1) return partial[offset];
+    float sum = 0.0f;
+    for (int member = 0; member < splits; ++member) sum += cluster.map_shared_rank(partial, cluster_rank(group_rank, member))[offset];
+    return sum;
+  };
+  store_row_slice<kThreads>(args, slice_rows * min(args.m, kTokens), slice_rows, std::int64_t(blockIdx.x) * Layout::kCtaRows + row_begin,
+                            args.alpha * kDecodeCompensation, sum_of);
   cluster.sync();  // keeps this CTA's shared memory alive until the cluster has read it
 #else
   __trap();  // the host launches this kernel on SM 9.0 only, where the sm_90a build runs
