@@ -8,7 +8,8 @@
 #   scripts/gpu_check.sh BIN_DIR OUT_DIR      (BIN_DIR: fp4gemm, fp4gemm_gpu_tests, lib/; e.g. an
 #                                             unpacked scripts/gpu_bundle.sh --archive)
 # Env: SHAPES ("N K" pairs, default the issue-3 four), MS (default 1,4,16,32,64), SANITIZE=0 skips
-# the sanitizers (about a minute).
+# the sanitizers (a few minutes; the resident kernel's 114-case sweep is left to the plain run, its
+# many-round test covers it under the sanitizers).
 set -uo pipefail
 bin=$(cd "${1:?folder with fp4gemm, fp4gemm_gpu_tests and lib/}" && pwd)
 out=${2:?output folder}
@@ -46,7 +47,8 @@ if [ "${SANITIZE:-1}" != 0 ]; then
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   for tool in memcheck racecheck; do
     timeout 600 "$sanitizer" --tool "$tool" "$bin/fp4gemm_gpu_tests" --gtest_brief=1 \
-      --gtest_filter='CudaDecodeLaunch*:CudaDecodeChained*:CudaDecodeWgmma*' > "$work/$tool.txt" 2>&1 ||
+      --gtest_filter='CudaDecodeLaunch*:CudaDecodeChained*:CudaDecodeWgmma*:-CudaDecodeWgmma.ResidentKernelAtEverySplit*' \
+      > "$work/$tool.txt" 2>&1 ||
       { status=1; note "$tool FAILED"; }
     note "$tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$work/$tool.txt" | tail -1)"
   done
