@@ -232,8 +232,8 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_gemm_kernel(cons
 }
 
 // Clusters of one shape that fit the GPU at once, asked from CUDA once per (device, kernel, splits,
-// shared memory). The query's grid is as large as any launch's: a grid of one cluster (which the
-// launch configuration held at first) measured as if only one cluster fitted.
+// shared memory). The query's grid is larger than any GPU holds, so that the answer is the GPU's
+// limit whatever the launch's N (the launch then takes at most one cluster per row block).
 int max_active_clusters(const void* kernel, cudaLaunchConfig_t config, int splits) {
   static std::mutex mutex;
   static std::map<std::tuple<int, const void*, int, std::size_t>, int> cache;
