@@ -13,7 +13,6 @@
 #include "backends/cuda_decode/decode_bits.hpp"
 #include "backends/cuda_decode/decode_layout.hpp"
 #include "backends/cuda_decode/decode_tuning.hpp"
-#include "backends/cuda_decode/decoder_layout.hpp"
 #include "backends/cuda_decode/resident_layout.hpp"
 #ifdef FP4GEMM_WITH_CUDA
 #include "backends/cuda_decode/sm90_decode_gemm.cuh"
@@ -327,44 +326,6 @@ TEST(CudaDecodeTuning, ResidentSplitsAreTheFewestWhoseSliceFitsSharedMemory) {
     EXPECT_THROW(choose_resident_shape(64, 8192, kSm90SharedBytesPerBlock), Error) << bad;
   }
   unsetenv("FP4GEMM_RESIDENT_SPLITS");
-}
-
-// Every (row, k-slot, block) of a decoded stage has its own 2 bytes, and each k-half of a row group
-// is one 8 x 8 core matrix of 128 contiguous bytes, as the wgmma descriptors assume.
-TEST(CudaDecodeTuning, DecodedStageIsTheCoreMatrixImageOfAllRowsAndSlots) {
-  std::set<int> offsets;
-  for (int block = 0; block < kBlocksPerChunk; ++block) {
-    for (int row = 0; row < DecoderLayout::kRows; ++row) {
-      for (int slot = 0; slot < 16; ++slot) {
-        const int offset = decoded_offset(row, slot, block);
-        ASSERT_LT(offset, DecoderLayout::kDecodedBytes);
-        offsets.insert(offset);
-        EXPECT_EQ(offset - decoded_offset(row / 8 * 8, slot / 8 * 8, block), (row % 8) * 16 + (slot % 8) * 2);
-      }
-    }
-  }
-  EXPECT_EQ(int(offsets.size()), DecoderLayout::kDecodedBytes / 2);
-  EXPECT_EQ(decoded_offset(8, 0, 0) - decoded_offset(0, 0, 0), kCoreMatrixNStep);
-  EXPECT_EQ(decoded_offset(0, 8, 0) - decoded_offset(0, 0, 0), kCoreMatrixKStep);
-  for (int tokens : {32, 64}) {
-    const DecoderLayout layout{tokens};
-    EXPECT_EQ(layout.decoded_offset() % 128, 0);
-    EXPECT_EQ(layout.activation_offset() % 128, 0);
-    EXPECT_LE(layout.bytes(), kSm90SharedBytesPerBlock);
-  }
-}
-
-TEST(CudaDecodeTuning, DecoderSplitsKUntilTheGridHasFourCtasPerSm) {
-  // 28672 rows: 224 row blocks x 4 = 896 CTAs; 12288: 96 x 8; N = 4096: 32 x 8, or fewer where K
-  // is short (8 chunks per split at least).
-  EXPECT_EQ(choose_decoder_shape(64, 28672, 8192, 132).splits, 4);
-  EXPECT_EQ(choose_decoder_shape(64, 12288, 4096, 132).splits, 8);
-  EXPECT_EQ(choose_decoder_shape(33, 4096, 12288, 132).splits, 8);
-  EXPECT_EQ(choose_decoder_shape(32, 4096, 1024, 132).splits, 2);
-  EXPECT_EQ(choose_decoder_shape(17, 4096, 64, 132).splits, 1);
-  EXPECT_EQ(choose_decoder_shape(17, 4096, 64, 132).tokens, 32);
-  EXPECT_EQ(choose_decoder_shape(33, 4096, 64, 132).tokens, 64);
-  EXPECT_EQ(choose_decoder_shape(64, 65536, 8192, 132).splits, 2);  // 512 row blocks
 }
 
 TEST(CudaDecodeTuning, ResidentLayoutRegionsAreAlignedAndDisjoint) {

@@ -83,7 +83,7 @@ TEST(CudaDecodeChainedCalls, EachCallSeesItsPredecessorsFinishedOutput) {
   const TestStream stream;
   const ScopedEnv programmatic("FP4GEMM_PDL", "1");
   // Every kernel on SM 9.0 (the wgmma ones also chain their activation pack); mma.sync elsewhere.
-  const std::vector<std::string> kernels = gpu->sm() == 90 ? std::vector<std::string>{"mma", "wgmma", "resident", "decoder"}
+  const std::vector<std::string> kernels = gpu->sm() == 90 ? std::vector<std::string>{"mma", "wgmma", "resident"}
                                                            : std::vector<std::string>{""};
   for (const std::string& kernel : kernels) {
     std::unique_ptr<ScopedEnv> forced;

@@ -8,7 +8,6 @@
 
 #include <array>
 #include <memory>
-#include <set>
 #include <string>
 
 #include "backends/cuda_decode/decode_tuning.hpp"
@@ -123,25 +122,8 @@ TEST_F(CudaDecodeWgmma, ResidentKernelWithFewClustersTakesRowBlocksInTurn) {
   }
 }
 
-// The decoder-warp kernel (FP4GEMM_DECODE_KERNEL=decoder) at the K splits its rule picks for these
-// sizes: 1 (K = 16, 80), 2 (K = 1040), 4 (K = 2048) and 8 (K = 4160, 65 chunks, which no split
-// divides); N = 7 (one partial warp tile), 300 and 1100 (partial row blocks).
-TEST_F(CudaDecodeWgmma, DecoderKernelMatchesTheReference) {
-  const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", "decoder");
-  const std::pair<std::int64_t, std::int64_t> sizes[] = {{7, 16}, {7, 80}, {300, 1040}, {1100, 1040}, {300, 2048}, {300, 4160}};
-  std::set<int> splits_run;
-  for (std::int64_t m : {17, 32, 33, 64}) {
-    for (const auto& [n, k] : sizes) {
-      splits_run.insert(cuda_decode::choose_decoder_shape(m, n, k, gpu_.multiprocessors).splits);
-      const std::string failures = check({m, n, k, ActivationType::bf16, DType::f32});
-      ASSERT_TRUE(failures.empty()) << "decoder: " << failures;
-    }
-  }
-  EXPECT_EQ(splits_run, (std::set<int>{1, 2, 4, 8}));
-}
-
 TEST_F(CudaDecodeWgmma, EveryActivationAndOutputType) {
-  for (const char* forced : {"wgmma", "resident", "decoder"}) {
+  for (const char* forced : {"wgmma", "resident"}) {
     const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", forced);
     for (ActivationType activation : {ActivationType::bf16, ActivationType::nvfp4}) {
       for (DType output : {DType::f32, DType::bf16, DType::f16}) {
@@ -157,7 +139,7 @@ TEST_F(CudaDecodeWgmma, EveryActivationAndOutputType) {
 // Activations whose rows are not 16-byte aligned (staged by a copy, then packed): a row stride of
 // K + 3 elements with NaN between rows, and an output row stride of N + 5.
 TEST_F(CudaDecodeWgmma, OddActivationAndOutputRowStrides) {
-  for (const char* forced : {"wgmma", "resident", "decoder"}) {
+  for (const char* forced : {"wgmma", "resident"}) {
     const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", forced);
     for (std::int64_t m : {3, 33, 64}) {
       const GemmCase c{m, 300, 1040, ActivationType::bf16, DType::bf16};

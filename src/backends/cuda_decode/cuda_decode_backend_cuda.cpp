@@ -11,7 +11,6 @@
 #include "backends/cuda_decode/decode_tuning.hpp"
 #include "backends/cuda_decode/kernel_plan.hpp"
 #include "backends/cuda_decode/sm90_decode_gemm.cuh"
-#include "backends/cuda_decode/sm90_decoder_gemm.cuh"
 #include "backends/cuda_decode/sm90_resident_gemm.cuh"
 #include "backends/cuda_decode/sm90_wgmma_gemm.cuh"
 #include "backends/cuda_dequant_cublas/dequant_kernels.hpp"
@@ -136,20 +135,6 @@ void run_resident(const GemmProblem& problem, const DecodeWeight& prepared, cons
   args.packed_activations = packed.data();
   cuda::check_cuda(cuda_decode::launch_resident_gemm(args, shape, programmatic, stream),
                    "cuda_decode: launching the resident wgmma kernel");
-}
-
-void run_decoder(const GemmProblem& problem, const DecodeWeight& prepared, const std::uint16_t* activations,
-                 std::int64_t activation_stride, float alpha, const MutableDenseView& out, cuda_decode::ProgrammaticLaunch policy,
-                 cudaStream_t stream) {
-  const cuda_decode::DecoderShape shape =
-      cuda_decode::choose_decoder_shape(problem.m, problem.n, problem.k, prepared.multiprocessors);
-  const bool programmatic = policy != cuda_decode::ProgrammaticLaunch::off;
-  const PackedActivations packed(problem, prepared, activations, activation_stride, shape.tokens, programmatic, stream);
-  cuda_decode::WgmmaGemmArgs args;
-  static_cast<cuda_decode::KernelProblem&>(args) = kernel_problem(problem, prepared, alpha, out);
-  args.packed_activations = packed.data();
-  cuda::check_cuda(cuda_decode::launch_decoder_gemm(args, shape, programmatic, stream),
-                   "cuda_decode: launching the decoder-warp wgmma kernel");
 }
 
 // On a probed GPU, how large the resident kernel's persistent grid is and how many row blocks
@@ -314,9 +299,6 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
       break;
     case cuda_decode::DecodeKernel::resident:
       run_resident(problem, prepared, bf16_activations, activation_stride, alpha, out, policy, stream);
-      break;
-    case cuda_decode::DecodeKernel::decoder:
-      run_decoder(problem, prepared, bf16_activations, activation_stride, alpha, out, policy, stream);
       break;
   }
 }

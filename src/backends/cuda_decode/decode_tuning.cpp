@@ -109,7 +109,6 @@ const char* decode_kernel_name(DecodeKernel kernel) {
     case DecodeKernel::mma: return "mma.sync";
     case DecodeKernel::wgmma: return "wgmma";
     case DecodeKernel::resident: return "resident wgmma";
-    case DecodeKernel::decoder: return "decoder-warp wgmma";
   }
   return "?";
 }
@@ -123,8 +122,7 @@ DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k
     if (kernel == "wgmma") return DecodeKernel::wgmma;
     if (kernel == "mma") return DecodeKernel::mma;
     if (kernel == "resident") return resident_fits() ? DecodeKernel::resident : DecodeKernel::wgmma;
-    if (kernel == "decoder") return DecodeKernel::decoder;
-    throw_invalid("FP4GEMM_DECODE_KERNEL must be 'mma', 'wgmma', 'resident' or 'decoder', not '" + kernel + "'");
+    throw_invalid("FP4GEMM_DECODE_KERNEL must be 'mma', 'wgmma' or 'resident', not '" + kernel + "'");
   }
   const bool wgmma = (m >= kWgmmaMinM && n >= kWgmmaMinN) || (m >= kWgmmaTallMinM && n >= kWgmmaTallMinN);
   return wgmma ? DecodeKernel::wgmma : DecodeKernel::mma;
@@ -167,17 +165,6 @@ WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, in
   shape.multicast = kWgmmaMulticast;
   shape.splits = 1;
   while (shape.multicast * shape.splits * 2 <= kMaxWgmmaCluster && ctas * shape.splits * 2 <= multiprocessors &&
-         chunks >= std::int64_t(kMinWgmmaChunksPerSplit) * shape.splits * 2) {
-    shape.splits *= 2;
-  }
-  return shape;
-}
-
-DecoderShape choose_decoder_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors) {
-  DecoderShape shape{m <= 32 ? 32 : 64, 1};
-  const std::int64_t row_blocks = (n + kTileRows * kTilesPerBlock - 1) / (kTileRows * kTilesPerBlock);
-  const std::int64_t chunks = (k + kChunkK - 1) / kChunkK;
-  while (shape.splits * 2 <= kMaxWgmmaCluster && row_blocks * shape.splits < std::int64_t(kDecoderMinCtasPerSm) * multiprocessors &&
          chunks >= std::int64_t(kMinWgmmaChunksPerSplit) * shape.splits * 2) {
     shape.splits *= 2;
   }

@@ -151,15 +151,15 @@ struct WgmmaShape {
   int multicast = 1;
 };
 
-// The kernels of cuda_decode: mma.sync (any SM 8.0+ GPU, sm90_decode_gemm.cu), and on SM 9.0 the
-// wgmma kernel (sm90_wgmma_gemm.cu), the activation-resident wgmma kernel (sm90_resident_gemm.cu)
-// and the decoder-warp wgmma kernel (sm90_decoder_gemm.cu).
-enum class DecodeKernel { mma, wgmma, resident, decoder };
+// The three kernels of cuda_decode: mma.sync (any SM 8.0+ GPU, sm90_decode_gemm.cu), and on SM 9.0
+// the wgmma kernel (sm90_wgmma_gemm.cu) and the activation-resident wgmma kernel
+// (sm90_resident_gemm.cu).
+enum class DecodeKernel { mma, wgmma, resident };
 const char* decode_kernel_name(DecodeKernel kernel);
 
 // Which kernel cuda_decode runs for an M x N x K problem on a GPU of SM `sm` (major * 10 + minor).
-// FP4GEMM_DECODE_KERNEL=mma|wgmma|resident|decoder overrides the rule for measurements (SM 9.0
-// only; a resident shape that does not fit shared memory falls back to wgmma).
+// FP4GEMM_DECODE_KERNEL=mma|wgmma|resident overrides the rule for measurements (SM 9.0 only; a
+// resident shape that does not fit shared memory falls back to wgmma).
 DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sm);
 
 WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
@@ -208,25 +208,5 @@ ResidentShape choose_resident_shape(std::int64_t m, std::int64_t k, std::int64_t
 // clusters (any C >= 1 is correct: clusters never wait for one another). Returns false when unset;
 // throws on a value below 1.
 bool resident_clusters_override(int& clusters);
-
-// ---- The decoder-warp wgmma kernel (SM 9.0 only; sm90_decoder_gemm.cu) ----
-// The wgmma kernel's grid (128-row CTAs over a K range, K split in a cluster), but inside a CTA
-// the decode runs in warps of its own: kDecoderWarps decoder warps write each chunk's weights as a
-// BF16 wgmma A image into a ring of decoded stages, and two consumer warpgroups multiply those
-// with the chunk's activations, both operands in shared memory (docs/design/decoder-warps-wgmma.md).
-inline constexpr int kDecoderWarps = 16;  // two sets of 8 (one 16-row tile each), alternate chunks
-inline constexpr int kDecoderWeightStages = 8;
-inline constexpr int kDecoderActivationStages = 8;
-inline constexpr int kDecoderDecodedStages = 6;
-// K is split (powers of two, at most kMaxWgmmaCluster) while the grid has fewer than
-// kDecoderMinCtasPerSm CTAs per SM (one fits at a time: the tail of the last wave stays short) and
-// each split keeps at least kMinWgmmaChunksPerSplit chunks.
-inline constexpr int kDecoderMinCtasPerSm = 4;
-
-struct DecoderShape {
-  int tokens;  // 32 or 64 activation rows (M padded)
-  int splits;
-};
-DecoderShape choose_decoder_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
 
 }  // namespace fp4gemm::cuda_decode

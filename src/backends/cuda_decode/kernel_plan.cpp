@@ -77,15 +77,6 @@ void describe_resident(const GemmProblem& problem, std::ostringstream& text) {
   if (tuning_knob("FP4GEMM_RESIDENT_SPLITS") != nullptr) text << " [FP4GEMM_RESIDENT_SPLITS]";
 }
 
-void describe_decoder(const GemmProblem& problem, const DeviceInfo& device, std::ostringstream& text) {
-  const DecoderShape shape = choose_decoder_shape(problem.m, problem.n, problem.k, device.multiprocessors);
-  const std::int64_t row_blocks = (problem.n + kTileRows * kTilesPerBlock - 1) / (kTileRows * kTilesPerBlock);
-  text << "activations packed for " << shape.tokens << " tokens, then " << plural(row_blocks * shape.splits, "CTA", "CTAs")
-       << " of " << kDecoderWarps << " decoder warps, 2 consumer warpgroups and a producer warp (128 weight rows, "
-       << (shape.splits == 1 ? std::string("K not split") : "K split " + plural(shape.splits, "way", "ways") + " in a cluster")
-       << "), weights decoded to BF16 in shared memory for wgmma";
-}
-
 // Whether the kernel is launched with programmatic dependent launch, and by which rule.
 std::string describe_programmatic_launch(ProgrammaticLaunch policy, DecodeKernel kernel, int sm) {
   if (sm < 90) return "no programmatic dependent launch (SM 9.0 and newer)";
@@ -108,7 +99,6 @@ std::string describe_kernel_plan(const GemmProblem& problem, const DeviceInfo& d
       case DecodeKernel::mma: describe_mma(problem, device, text); break;
       case DecodeKernel::wgmma: describe_wgmma(problem, device, text); break;
       case DecodeKernel::resident: describe_resident(problem, text); break;
-      case DecodeKernel::decoder: describe_decoder(problem, device, text); break;
     }
     text << "; " << describe_programmatic_launch(programmatic_launch_policy(device.sm()), kernel, device.sm());
   } catch (const Error& error) {

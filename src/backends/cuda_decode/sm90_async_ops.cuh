@@ -52,10 +52,6 @@ __device__ __forceinline__ void mbarrier_wait_cluster(std::uint64_t* barrier, un
       : "memory");
 }
 
-// Makes this thread's earlier generic-proxy writes to shared memory visible to the async proxy
-// (wgmma operands read from shared memory), before it signals the threads that issue the wgmmas.
-__device__ __forceinline__ void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
-
 // A barrier among the first `threads` threads of the CTA (a multiple of 32) on hardware barrier
 // `id` (1-15; 0 is __syncthreads'), leaving the other warps running.
 __device__ __forceinline__ void named_barrier_sync(unsigned id, unsigned threads) {
@@ -152,31 +148,6 @@ __device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], const std::uint3
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, accumulate, 1, 1, 0;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_descriptor), "r"(1));
-}
-
-// D(64 x 32) += A(64 x 16, shared memory, K-major) * B(16 x 32, shared memory, K-major).
-__device__ __forceinline__ void wgmma_m64n32k16_ss(float (&d)[16], std::uint64_t a_descriptor, std::uint64_t b_descriptor) {
-  asm volatile(
-      "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %18, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, accumulate, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-      : "l"(a_descriptor), "l"(b_descriptor), "r"(1));
-}
-
-// D(64 x 64) += A(64 x 16, shared memory, K-major) * B(16 x 64, shared memory, K-major).
-__device__ __forceinline__ void wgmma_m64n64k16_ss(float (&d)[32], std::uint64_t a_descriptor, std::uint64_t b_descriptor) {
-  asm volatile(
-      "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, accumulate, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(a_descriptor), "l"(b_descriptor), "r"(1));
-}
-
-template <int kTokens>
-__device__ __forceinline__ void wgmma_k16_ss(float (&d)[kTokens / 2], std::uint64_t a_descriptor, std::uint64_t b_descriptor) {
-  static_assert(kTokens == 32 || kTokens == 64, "compiled for 32 and 64 tokens");
-  if constexpr (kTokens == 32) wgmma_m64n32k16_ss(d, a_descriptor, b_descriptor);
-  if constexpr (kTokens == 64) wgmma_m64n64k16_ss(d, a_descriptor, b_descriptor);
 }
 
 template <int kTokens>
