@@ -102,6 +102,15 @@ class PackedActivations {
   cuda::StreamBuffer buffer_;
 };
 
+// The arguments of both wgmma kernels.
+cuda_decode::WgmmaGemmArgs wgmma_args(const GemmProblem& problem, const DecodeWeight& prepared, float alpha, const MutableDenseView& out,
+                                      const PackedActivations& packed) {
+  cuda_decode::WgmmaGemmArgs args;
+  static_cast<cuda_decode::KernelProblem&>(args) = kernel_problem(problem, prepared, alpha, out);
+  args.packed_activations = packed.data();
+  return args;
+}
+
 void run_wgmma(const GemmProblem& problem, const DecodeWeight& prepared, const std::uint16_t* activations,
                std::int64_t activation_stride, float alpha, const MutableDenseView& out, cuda_decode::ProgrammaticLaunch policy,
                cudaStream_t stream) {
@@ -113,9 +122,7 @@ void run_wgmma(const GemmProblem& problem, const DecodeWeight& prepared, const s
   // with PDL on every shape (decode_tuning.hpp).
   const bool programmatic = policy != cuda_decode::ProgrammaticLaunch::off;
   const PackedActivations packed(problem, prepared, activations, activation_stride, shape.tokens, programmatic, stream);
-  cuda_decode::WgmmaGemmArgs args;
-  static_cast<cuda_decode::KernelProblem&>(args) = kernel_problem(problem, prepared, alpha, out);
-  args.packed_activations = packed.data();
+  const cuda_decode::WgmmaGemmArgs args = wgmma_args(problem, prepared, alpha, out, packed);
   cuda::check_cuda(cuda_decode::launch_wgmma_gemm(args, shape, programmatic, stream), "cuda_decode: launching the wgmma kernel");
 }
 
@@ -130,9 +137,7 @@ void run_resident(const GemmProblem& problem, const DecodeWeight& prepared, cons
   }
   const bool programmatic = policy != cuda_decode::ProgrammaticLaunch::off;
   const PackedActivations packed(problem, prepared, activations, activation_stride, shape.tokens, programmatic, stream);
-  cuda_decode::WgmmaGemmArgs args;
-  static_cast<cuda_decode::KernelProblem&>(args) = kernel_problem(problem, prepared, alpha, out);
-  args.packed_activations = packed.data();
+  const cuda_decode::WgmmaGemmArgs args = wgmma_args(problem, prepared, alpha, out, packed);
   cuda::check_cuda(cuda_decode::launch_resident_gemm(args, shape, programmatic, stream),
                    "cuda_decode: launching the resident wgmma kernel");
 }
@@ -147,7 +152,7 @@ std::string resident_grid(const GemmProblem& problem, const DeviceInfo& device) 
     int clusters = cuda_decode::resident_active_clusters(shape, int((problem.k + cuda_decode::kChunkK - 1) / cuda_decode::kChunkK));
     if (clusters < 1) return "; no cluster of this shape fits this GPU";
     const bool forced = cuda_decode::resident_clusters_override(clusters);
-    const std::int64_t row_blocks = (problem.n + cuda_decode::ResidentLayout::kRows - 1) / cuda_decode::ResidentLayout::kRows;
+    const std::int64_t row_blocks = cuda_decode::ResidentLayout::row_blocks(problem.n);
     const std::int64_t grid = std::min<std::int64_t>(clusters, row_blocks);
     return "; here " + std::to_string(grid) + " clusters" + (forced ? " [FP4GEMM_RESIDENT_CLUSTERS]" : " (as many as fit at once)") +
            ", up to " + std::to_string((row_blocks + grid - 1) / grid) + " row blocks each";

@@ -10,6 +10,20 @@
 #include "fp4gemm/error.hpp"
 
 namespace fp4gemm::cuda_decode {
+namespace {
+
+// A knob's value `text` as a whole decimal integer in [low, high]; throws naming the knob otherwise.
+int integer_knob(const char* name, const char* text, long low, long high, const char* what) {
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || value < low || value > high) {
+    throw_invalid(std::string(name) + " must be " + what + " from " + std::to_string(low) + " to " + std::to_string(high) + ", not '" +
+                  text + "'");
+  }
+  return int(value);
+}
+
+}  // namespace
 
 LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool programmatic) {
   LaunchShape shape;
@@ -134,13 +148,12 @@ ResidentShape choose_resident_shape(std::int64_t m, std::int64_t k, std::int64_t
   const int capacity = ResidentLayout{shape.tokens}.slice_capacity(shared_bytes);
   const auto fits = [&](int splits) { return (chunks + splits - 1) / splits <= capacity; };
   if (const char* text = tuning_knob("FP4GEMM_RESIDENT_SPLITS")) {
-    char* end = nullptr;
-    const long splits = std::strtol(text, &end, 10);
-    if (*end != '\0' || splits < 1 || splits > kMaxResidentSplits || !std::has_single_bit(unsigned(splits))) {
+    const int splits = integer_knob("FP4GEMM_RESIDENT_SPLITS", text, 1, kMaxResidentSplits, "a power of two");
+    if (!std::has_single_bit(unsigned(splits))) {
       throw_invalid(std::string("FP4GEMM_RESIDENT_SPLITS must be a power of two from 1 to ") + std::to_string(kMaxResidentSplits) +
                     ", not '" + text + "'");
     }
-    shape.splits = fits(int(splits)) ? int(splits) : 0;
+    shape.splits = fits(splits) ? splits : 0;
     return shape;
   }
   for (int splits = 1; splits <= kMaxResidentSplits; splits *= 2) {
@@ -174,12 +187,7 @@ WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, in
 bool resident_clusters_override(int& clusters) {
   const char* text = tuning_knob("FP4GEMM_RESIDENT_CLUSTERS");
   if (text == nullptr) return false;
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  if (*end != '\0' || value < 1 || value > 65535) {
-    throw_invalid(std::string("FP4GEMM_RESIDENT_CLUSTERS must be a cluster count from 1 to 65535, not '") + text + "'");
-  }
-  clusters = int(value);
+  clusters = integer_knob("FP4GEMM_RESIDENT_CLUSTERS", text, 1, 65535, "a cluster count");
   return true;
 }
 

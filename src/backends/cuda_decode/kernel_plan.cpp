@@ -68,7 +68,7 @@ void describe_resident(const GemmProblem& problem, std::ostringstream& text) {
   const ResidentShape shape = choose_resident_shape(problem.m, problem.k, kSm90SharedBytesPerBlock);
   const std::int64_t chunks = (problem.k + kChunkK - 1) / kChunkK;
   const std::int64_t slice = (chunks + shape.splits - 1) / shape.splits;
-  const std::int64_t row_blocks = (problem.n + ResidentLayout::kRows - 1) / ResidentLayout::kRows;
+  const std::int64_t row_blocks = ResidentLayout::row_blocks(problem.n);
   text << "activations packed for " << shape.tokens << " tokens, then a persistent grid of clusters of "
        << plural(shape.splits, "CTA", "CTAs") << " (K split " << plural(shape.splits, "way", "ways") << ", up to "
        << ResidentLayout{shape.tokens}.bytes(int(slice)) / 1024 << " KiB of shared memory each, " << plural(slice, "chunk", "chunks")

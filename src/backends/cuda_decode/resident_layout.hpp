@@ -21,6 +21,8 @@ struct ResidentLayout {
   int tokens;
   static constexpr int kRows = kTileRows * kTilesPerBlock;  // a row block: one weight record per chunk
   static constexpr int kStageBytes = kRecordBytes;
+  // Row blocks of N weight rows: what the persistent grid's clusters take in turn.
+  static constexpr std::int64_t row_blocks(std::int64_t n) { return (n + kRows - 1) / kRows; }
   constexpr int receive_stride() const { return tokens + 2; }  // floats per received row
   constexpr int receive_offset() const { return kResidentStages * kStageBytes; }
   constexpr int table_offset() const { return receive_offset() + kResidentKGroups * kRows * receive_stride() * 4; }

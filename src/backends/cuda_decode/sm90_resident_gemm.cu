@@ -299,8 +299,7 @@ cudaError_t launch(const WgmmaGemmArgs& args, int splits, bool programmatic, cud
   int clusters = max_active_clusters(reinterpret_cast<const void*>(resident_gemm_kernel<kTokens>), config, splits);
   if (clusters < 1) return cudaErrorInvalidConfiguration;
   resident_clusters_override(clusters);
-  const std::int64_t row_blocks = (std::int64_t(args.n) + ResidentLayout::kRows - 1) / ResidentLayout::kRows;
-  config.gridDim = dim3(unsigned(std::min<std::int64_t>(row_blocks, clusters)), unsigned(splits));
+  config.gridDim = dim3(unsigned(std::min<std::int64_t>(ResidentLayout::row_blocks(args.n), clusters)), unsigned(splits));
   return cudaLaunchKernelEx(&config, resident_gemm_kernel<kTokens>, args);
 }
 
