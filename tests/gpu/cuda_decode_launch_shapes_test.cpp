@@ -61,6 +61,20 @@ TEST(CudaDecodeLaunchShapes, EveryCompiledShapeMatchesTheReference) {
   EXPECT_GE(shapes_run, 20) << "fewer compiled shapes than expected";
 }
 
+// M = 1 on 28672x8192 runs 896 CTAs of 1x4 warps with two weight tiles each; on the H200's 132 SMs
+// they fit one wave only at 7 CTAs per SM, i.e. at most 72 registers. A change that took the kernel
+// to 80 registers ran that problem 43 us instead of 33 (decode_tuning.hpp, min_resident_warps), so
+// this guards the register count of the build.
+TEST(CudaDecodeLaunchShapes, OneTokenShapeOfTheLargestIssueWeightKeepsSevenCtasPerSm) {
+  const auto gpu = first_gpu();
+  if (!gpu) GTEST_SKIP() << "no GPU: " << cuda_unavailable_reason();
+  if (gpu->sm() != 90) GTEST_SKIP() << "the occupancy was measured on SM 9.0, not " << gpu->to_string();
+  const cuda_decode::LaunchShape shape = cuda_decode::choose_launch_shape(1, 28672, 8192, gpu->multiprocessors, true);
+  ASSERT_EQ(shape.tiles_per_warp, 2);
+  ASSERT_EQ(shape.warps_n * shape.warps_k, 4);
+  EXPECT_GE(cuda_decode::decode_gemm_resident_ctas_per_sm(shape), 7);
+}
+
 TEST(CudaDecodeLaunchShapes, AShapeThisBuildDoesNotCompileIsAClearError) {
   const auto gpu = first_gpu();
   if (!gpu) GTEST_SKIP() << "no GPU: " << cuda_unavailable_reason();

@@ -22,8 +22,16 @@ constexpr int weight_chunks_in_flight(int m_tiles) { return m_tiles <= 2 ? 4 : 2
 // spill; for four tiles it took M = 24 from 25.8 to 19.4 us on 12288 x 4096, 92 to 82 on 28672 x 8192).
 constexpr bool prefetch_activations(int m_tiles) { return m_tiles == 2 || m_tiles == 4; }
 
-// Warps per SM the register allocation must leave room for (__launch_bounds__' minimum CTAs). Two
-// weight tiles per warp need more than the 80 registers this leaves (20 bytes spilled), so no bound.
+// Warps per SM the register allocation must leave room for (__launch_bounds__' minimum CTAs): 24
+// (80 registers) for one activation tile and one weight tile; no bound otherwise.
+// - One activation tile and two weight tiles: ptxas picks 72 registers unbounded, without spills,
+//   and M = 1 on 28672x8192 depends on it: its 896 CTAs of 4 warps fit one wave only at 7 CTAs per
+//   SM. A build whose extra code took this kernel to 80 registers (6 CTAs per SM, two waves) ran
+//   43.3 us against 33.3 (bench/results/2026-11-30-h200-s9.md). Bounding it to 28 warps does not
+//   guard that (ptxas then spills 40 bytes at 72); the GPU test
+//   OneTokenShapeOfTheLargestIssueWeightKeepsSevenCtasPerSm does.
+// - Two or more activation tiles: at 96 registers (5 CTAs of 4 warps) M = 16 spilled 104 bytes
+//   and ran 44.8 -> 66.1 us (2026-11-30-h200-s7.md).
 constexpr int min_resident_warps(int m_tiles, int tiles_per_warp) { return m_tiles == 1 && tiles_per_warp == 1 ? 24 : 0; }
 
 // The CTA shape rule for M <= 32 (decode_tuning.cpp): chunks each warp should stream, the fewest

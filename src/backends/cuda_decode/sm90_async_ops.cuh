@@ -117,44 +117,56 @@ __device__ __forceinline__ void pin_register(float& value) { asm volatile("" : "
 // Shared-memory matrix descriptor, no swizzle (K-major "interleaved" core matrices of 8 rows x 16
 // bytes stored as 128 contiguous bytes): leading byte offset = distance between core matrices
 // along K, stride byte offset = distance between core matrices along N. Fields are in 16-byte units.
-__device__ __forceinline__ std::uint64_t shared_matrix_descriptor(std::uint32_t address, std::uint32_t k_step_bytes,
-                                                                 std::uint32_t n_step_bytes) {
-  return std::uint64_t((address & 0x3FFFF) >> 4) | (std::uint64_t(k_step_bytes >> 4) << 16) |
-         (std::uint64_t(n_step_bytes >> 4) << 32);
+// The low word holds the start address and the leading byte offset; the high word only the stride
+// byte offset, a compile-time constant here (kDescriptorHigh), so the wgmma wrappers below take the
+// low word alone and set the high one from an immediate: ptxas then fills it with a uniform move
+// instead of a vector register and an R2UR per wgmma. A CTA's shared memory lies below 2^18 bytes,
+// so adding (bytes >> 4) to a low word moves its address without touching the other field.
+template <std::uint32_t kKStepBytes>
+__device__ __forceinline__ std::uint32_t shared_matrix_descriptor_low(std::uint32_t address) {
+  return ((address & 0x3FFFF) >> 4) | ((kKStepBytes >> 4) << 16);
 }
+template <std::uint32_t kNStepBytes>
+inline constexpr std::uint64_t kDescriptorHigh = std::uint64_t(kNStepBytes >> 4) << 32;
 
 // D(64 x 16) += A(64 x 16, registers) * B(16 x 16, shared memory, K-major).
-__device__ __forceinline__ void wgmma_m64n16k16(float (&d)[8], const std::uint32_t (&a)[4], std::uint64_t b_descriptor) {
+template <std::uint64_t kHigh>
+__device__ __forceinline__ void wgmma_m64n16k16(float (&d)[8], const std::uint32_t (&a)[4], std::uint32_t b_descriptor_low) {
   asm volatile(
-      "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %13, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, accumulate, 1, 1, 0;\n}\n"
+      "{\n.reg .pred accumulate;\n.reg .b64 descriptor;\nsetp.ne.b32 accumulate, %14, 0;\n"
+      "cvt.u64.u32 descriptor, %12;\nor.b64 descriptor, descriptor, %13;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, descriptor, accumulate, 1, 1, 0;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_descriptor), "r"(1));
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b_descriptor_low), "n"(kHigh), "r"(1));
 }
 
 // D(64 x 32) += A(64 x 16, registers) * B(16 x 32, shared memory, K-major).
-__device__ __forceinline__ void wgmma_m64n32k16(float (&d)[16], const std::uint32_t (&a)[4], std::uint64_t b_descriptor) {
+template <std::uint64_t kHigh>
+__device__ __forceinline__ void wgmma_m64n32k16(float (&d)[16], const std::uint32_t (&a)[4], std::uint32_t b_descriptor_low) {
   asm volatile(
-      "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %21, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, accumulate, 1, 1, 0;\n}\n"
+      "{\n.reg .pred accumulate;\n.reg .b64 descriptor;\nsetp.ne.b32 accumulate, %22, 0;\n"
+      "cvt.u64.u32 descriptor, %20;\nor.b64 descriptor, descriptor, %21;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, descriptor, accumulate, 1, 1, 0;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_descriptor), "r"(1));
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b_descriptor_low), "n"(kHigh), "r"(1));
 }
 
 // D(64 x 64) += A(64 x 16, registers) * B(16 x 64, shared memory, K-major).
-__device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], const std::uint32_t (&a)[4], std::uint64_t b_descriptor) {
+template <std::uint64_t kHigh>
+__device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], const std::uint32_t (&a)[4], std::uint32_t b_descriptor_low) {
   asm volatile(
-      "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %37, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, accumulate, 1, 1, 0;\n}\n"
+      "{\n.reg .pred accumulate;\n.reg .b64 descriptor;\nsetp.ne.b32 accumulate, %38, 0;\n"
+      "cvt.u64.u32 descriptor, %36;\nor.b64 descriptor, descriptor, %37;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, descriptor, accumulate, 1, 1, 0;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_descriptor), "r"(1));
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b_descriptor_low), "n"(kHigh), "r"(1));
 }
 
-template <int kTokens>
-__device__ __forceinline__ void wgmma_k16(float (&d)[kTokens / 2], const std::uint32_t (&a)[4], std::uint64_t b_descriptor) {
-  if constexpr (kTokens == 16) wgmma_m64n16k16(d, a, b_descriptor);
-  if constexpr (kTokens == 32) wgmma_m64n32k16(d, a, b_descriptor);
-  if constexpr (kTokens == 64) wgmma_m64n64k16(d, a, b_descriptor);
+template <int kTokens, std::uint64_t kHigh>
+__device__ __forceinline__ void wgmma_k16(float (&d)[kTokens / 2], const std::uint32_t (&a)[4], std::uint32_t b_descriptor_low) {
+  if constexpr (kTokens == 16) wgmma_m64n16k16<kHigh>(d, a, b_descriptor_low);
+  if constexpr (kTokens == 32) wgmma_m64n32k16<kHigh>(d, a, b_descriptor_low);
+  if constexpr (kTokens == 64) wgmma_m64n64k16<kHigh>(d, a, b_descriptor_low);
 }
 
 #endif  // FP4GEMM_SM90A_DEVICE

@@ -319,6 +319,15 @@ bool decode_gemm_uses_programmatic_launch(const LaunchShape& shape, std::int64_t
   return false;
 }
 
+int decode_gemm_resident_ctas_per_sm(const LaunchShape& shape) {
+#define FP4GEMM_DECODE_RESIDENT(mt, wn, wk, tw)                                                        \
+  if (shape.m_tiles == mt && shape.warps_n == wn && shape.warps_k == wk && shape.tiles_per_warp == tw) \
+    return resident_ctas_per_sm<mt, wn, wk, tw>();
+  FP4GEMM_DECODE_SHAPES(FP4GEMM_DECODE_RESIDENT)
+#undef FP4GEMM_DECODE_RESIDENT
+  return 0;
+}
+
 bool is_compiled_shape(const LaunchShape& shape) {
 #define FP4GEMM_DECODE_MATCH(mt, wn, wk, tw) \
   if (shape.m_tiles == mt && shape.warps_n == wn && shape.warps_k == wk && shape.tiles_per_warp == tw) return true;

@@ -26,6 +26,10 @@ cudaError_t launch_decode_gemm(const DecodeGemmArgs& args, const LaunchShape& sh
 bool decode_gemm_uses_programmatic_launch(const LaunchShape& shape, std::int64_t n, ProgrammaticLaunch policy,
                                           int multiprocessors);
 
+// CTAs of the compiled shape one SM of the current device holds at once (registers, shared memory,
+// warps); 0 for a shape not compiled or when CUDA cannot say.
+int decode_gemm_resident_ctas_per_sm(const LaunchShape& shape);
+
 // The shapes compiled in (for tests and the tuning bench).
 bool is_compiled_shape(const LaunchShape& shape);
 

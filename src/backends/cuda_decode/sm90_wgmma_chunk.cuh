@@ -32,11 +32,13 @@ __device__ __forceinline__ void decode_stage_tile(const std::uint8_t* stage, int
 template <int kTokens>
 __device__ __forceinline__ void issue_chunk_wgmmas(float (&accumulators)[kTokens / 2], const std::uint32_t (&fragments)[kBlocksPerChunk][4],
                                                    std::uint32_t activation_address) {
+  // One descriptor computation per chunk; each block's is an immediate further (see
+  // shared_matrix_descriptor_low).
+  const std::uint32_t first_descriptor = shared_matrix_descriptor_low<kCoreMatrixKStep>(activation_address);
 #pragma unroll
   for (int block = 0; block < kBlocksPerChunk; ++block) {
-    const std::uint64_t descriptor = shared_matrix_descriptor(
-        activation_address + block * std::uint32_t(packed_block_bytes(kTokens)), kCoreMatrixKStep, kCoreMatrixNStep);
-    wgmma_k16<kTokens>(accumulators, fragments[block], descriptor);
+    wgmma_k16<kTokens, kDescriptorHigh<kCoreMatrixNStep>>(accumulators, fragments[block],
+                                                          first_descriptor + block * std::uint32_t(packed_block_bytes(kTokens) >> 4));
   }
 }
 
