@@ -165,14 +165,17 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
         for (int member = 0; member < multicast; ++member) mbarrier_arrive_in_cta(&empty[stage], cluster_rank(member, split));
       }
     };
-    int stage = 0;
+    // The loop is unrolled over the whole ring, so each step's stage is a compile-time constant and
+    // the stage and phase bookkeeping leaves the per-chunk chain. H200, against two chunks per
+    // iteration (bench/results/2026-11-30-h200-s9.md, call 6): 17 and 32 tokens 5-12% faster
+    // (28672x8192 M = 32 73.6 -> 65.1 us), 48 and 64 tokens within -1% to +2.4%.
+    // `phase` is the parity of the current round's stages; the next round's are the other one.
     unsigned phase = 0;
-    const auto next_stage = [](int s) { return s + 1 == kStages ? 0 : s + 1; };
-    const auto previous_stage = [](int s) { return s == 0 ? kStages - 1 : s - 1; };
     // Chunk `chunk` (in stage `stage`, decoded into `current`): issue its wgmmas, retire the
     // previous chunk's, release that chunk's stage, then decode chunk + 1 into `following`.
     // The count is the same for the whole CTA, so every warpgroup reaches each wgmma together.
-    const auto step = [&](int chunk, std::uint32_t(&current)[kBlocksPerChunk][4], std::uint32_t(&following)[kBlocksPerChunk][4]) {
+    const auto step = [&](int chunk, int stage, std::uint32_t(&current)[kBlocksPerChunk][4],
+                          std::uint32_t(&following)[kBlocksPerChunk][4]) {
       const std::uint32_t activation_address = stages + stage * Layout::kStageBytes + Layout::kActivationOffset;
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
@@ -182,27 +185,30 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
       wgmma_wait<1>();  // the previous chunk's group: its stage and fragment set are free again
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
-      const int previous = previous_stage(stage);
-      if (chunk > 0) release(previous);
-      stage = next_stage(stage);
-      if (stage == 0) phase ^= 1;
+      if (chunk > 0) release(stage == 0 ? kStages - 1 : stage - 1);
       if (chunk + 1 < chunk_count) {
-        mbarrier_wait(&full[stage], phase);
-        decode_chunk(stage, following);
+        const int next = stage + 1 == kStages ? 0 : stage + 1;
+        mbarrier_wait(&full[next], next == 0 ? phase ^ 1 : phase);
+        decode_chunk(next, following);
       }
     };
     if (chunk_count > 0) {
       mbarrier_wait(&full[0], 0);
       decode_chunk(0, fragments_a);
     }
-    for (int chunk = 0; chunk < chunk_count; chunk += 2) {
-      step(chunk, fragments_a, fragments_b);
-      if (chunk + 1 < chunk_count) step(chunk + 1, fragments_b, fragments_a);
+    static_assert(kStages % 2 == 0, "the two fragment sets alternate with the stages");
+    for (int base = 0; base < chunk_count; base += kStages) {
+#pragma unroll
+      for (int stage = 0; stage < kStages; stage += 2) {
+        if (base + stage < chunk_count) step(base + stage, stage, fragments_a, fragments_b);
+        if (base + stage + 1 < chunk_count) step(base + stage + 1, stage + 1, fragments_b, fragments_a);
+      }
+      phase ^= 1;
     }
     wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
-    if (chunk_count > 0) release(previous_stage(stage));
+    if (chunk_count > 0) release((chunk_count - 1) % kStages);
     // Only the epilogue is left: the next kernel on the stream may be scheduled now
     // (programmatic_launch.cuh). Earlier, its CTAs would take the SMs' free slots and sit there.
     allow_dependent_launch();
