@@ -119,9 +119,10 @@ __device__ __forceinline__ void pin_register(float& value) { asm volatile("" : "
 // along K, stride byte offset = distance between core matrices along N. Fields are in 16-byte units.
 // The low word holds the start address and the leading byte offset; the high word only the stride
 // byte offset, a compile-time constant here (kDescriptorHigh), so the wgmma wrappers below take the
-// low word alone and set the high one from an immediate: ptxas then fills it with a uniform move
-// instead of a vector register and an R2UR per wgmma. A CTA's shared memory lies below 2^18 bytes,
-// so adding (bytes >> 4) to a low word moves its address without touching the other field.
+// low word alone and OR in the high one as an immediate: no per-wgmma arithmetic on it (ptxas still
+// moves both words to uniform registers with R2UR; bench/results/2026-11-30-h200-s9.md). A CTA's
+// shared memory lies below 2^18 bytes, so adding (bytes >> 4) to a low word moves its address
+// without touching the other field.
 template <std::uint32_t kKStepBytes>
 __device__ __forceinline__ std::uint32_t shared_matrix_descriptor_low(std::uint32_t address) {
   return ((address & 0x3FFFF) >> 4) | ((kKStepBytes >> 4) << 16);

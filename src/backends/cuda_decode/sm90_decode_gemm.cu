@@ -2,6 +2,8 @@
 // registers and multiplied on the tensor cores with mma.sync.m16n8k16 (FP32 accumulate).
 // Hopper has no FP4 MMA, so this is the exact path: every e2m1 x e4m3 product is exact in BF16.
 // The decode trick and its 2^-8 compensation: decode_device.cuh.
+#include <type_traits>
+
 #include "backends/cuda_decode/decode_device.cuh"
 #include "backends/cuda_decode/decode_layout.hpp"
 #include "backends/cuda_decode/programmatic_launch.cuh"
@@ -297,43 +299,45 @@ cudaError_t launch(const DecodeGemmArgs& args, ProgrammaticLaunch policy, int mu
   X(1, 1, 8, 2) X(1, 1, 4, 2) X(1, 2, 2, 2) \
   X(2, 1, 8, 2) X(2, 1, 4, 2) X(2, 2, 2, 2) X(2, 1, 5, 2)
 
+// Calls `visit` with the template arguments of `shape` (one std::integral_constant each) when it is
+// compiled in, and returns its result; returns `otherwise` for a shape that is not.
+template <class Result, class Visit>
+Result visit_compiled_shape(const LaunchShape& shape, Result otherwise, Visit visit) {
+#define FP4GEMM_DECODE_VISIT(mt, wn, wk, tw)                                                          \
+  if (shape.m_tiles == mt && shape.warps_n == wn && shape.warps_k == wk && shape.tiles_per_warp == tw) \
+    return visit(std::integral_constant<int, mt>{}, std::integral_constant<int, wn>{}, std::integral_constant<int, wk>{}, \
+                 std::integral_constant<int, tw>{});
+  FP4GEMM_DECODE_SHAPES(FP4GEMM_DECODE_VISIT)
+#undef FP4GEMM_DECODE_VISIT
+  return otherwise;
+}
+
 }  // namespace
 
 cudaError_t launch_decode_gemm(const DecodeGemmArgs& args, const LaunchShape& shape, ProgrammaticLaunch policy,
                                int multiprocessors, cudaStream_t stream) {
-#define FP4GEMM_DECODE_LAUNCH(mt, wn, wk, tw)                                                               \
-  if (shape.m_tiles == mt && shape.warps_n == wn && shape.warps_k == wk && shape.tiles_per_warp == tw) \
-    return launch<mt, wn, wk, tw>(args, policy, multiprocessors, stream);
-  FP4GEMM_DECODE_SHAPES(FP4GEMM_DECODE_LAUNCH)
-#undef FP4GEMM_DECODE_LAUNCH
-  return cudaErrorInvalidConfiguration;
+  return visit_compiled_shape(shape, cudaErrorInvalidConfiguration, [&](auto mt, auto wn, auto wk, auto tw) {
+    return launch<decltype(mt)::value, decltype(wn)::value, decltype(wk)::value, decltype(tw)::value>(args, policy, multiprocessors,
+                                                                                                       stream);
+  });
 }
 
 bool decode_gemm_uses_programmatic_launch(const LaunchShape& shape, std::int64_t n, ProgrammaticLaunch policy,
                                           int multiprocessors) {
-#define FP4GEMM_DECODE_PROGRAMMATIC(mt, wn, wk, tw)                                                    \
-  if (shape.m_tiles == mt && shape.warps_n == wn && shape.warps_k == wk && shape.tiles_per_warp == tw) \
-    return uses_programmatic_launch<mt, wn, wk, tw>(n, policy, multiprocessors);
-  FP4GEMM_DECODE_SHAPES(FP4GEMM_DECODE_PROGRAMMATIC)
-#undef FP4GEMM_DECODE_PROGRAMMATIC
-  return false;
+  return visit_compiled_shape(shape, false, [&](auto mt, auto wn, auto wk, auto tw) {
+    return uses_programmatic_launch<decltype(mt)::value, decltype(wn)::value, decltype(wk)::value, decltype(tw)::value>(
+        n, policy, multiprocessors);
+  });
 }
 
 int decode_gemm_resident_ctas_per_sm(const LaunchShape& shape) {
-#define FP4GEMM_DECODE_RESIDENT(mt, wn, wk, tw)                                                        \
-  if (shape.m_tiles == mt && shape.warps_n == wn && shape.warps_k == wk && shape.tiles_per_warp == tw) \
-    return resident_ctas_per_sm<mt, wn, wk, tw>();
-  FP4GEMM_DECODE_SHAPES(FP4GEMM_DECODE_RESIDENT)
-#undef FP4GEMM_DECODE_RESIDENT
-  return 0;
+  return visit_compiled_shape(shape, 0, [](auto mt, auto wn, auto wk, auto tw) {
+    return resident_ctas_per_sm<decltype(mt)::value, decltype(wn)::value, decltype(wk)::value, decltype(tw)::value>();
+  });
 }
 
 bool is_compiled_shape(const LaunchShape& shape) {
-#define FP4GEMM_DECODE_MATCH(mt, wn, wk, tw) \
-  if (shape.m_tiles == mt && shape.warps_n == wn && shape.warps_k == wk && shape.tiles_per_warp == tw) return true;
-  FP4GEMM_DECODE_SHAPES(FP4GEMM_DECODE_MATCH)
-#undef FP4GEMM_DECODE_MATCH
-  return false;
+  return visit_compiled_shape(shape, false, [](auto, auto, auto, auto) { return true; });
 }
 
 }  // namespace fp4gemm::cuda_decode
