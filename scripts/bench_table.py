@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Turns `fp4gemm bench --json` lines into the Markdown table bench/results/ files carry.
 
-One row per (N, K, M): the chosen backend's time, its roofline and fraction, every other backend
-and peer timed in the same run, and the chosen backend's speedup over the BF16 and FP8 peers.
+One row per (N, K, M): the chosen backend's time, its roofline and fraction, the stream floor over
+its time (when the run timed one), every other backend and peer timed in the same run, and the
+chosen backend's speedup over the BF16 and FP8 peers.
 `--compare LABEL=FILE` adds a column with the chosen backend's time from another run (for example
 one made with FP4GEMM_PDL=0). Lines that are not JSON (warnings, build noise) are skipped.
 
@@ -14,6 +15,7 @@ import sys
 
 BF16_PEER = "cublas_bf16"
 FP8_PEER = "cublaslt_fp8"
+FLOOR = "stream_floor"  # a read-only kernel over the weight bytes in the same harness (gpu_stream_floor.hpp)
 
 
 def read_lines(paths):
@@ -47,7 +49,9 @@ def table(rows, backend, comparisons):
         grouped.setdefault(key_of(row), {})[row["backend"]] = row
     others = sorted({name for group in grouped.values() for name in group if name != backend})
     header = ["N×K", "M", f"{backend} µs"] + [label for label, _ in comparisons]
-    header += ["roofline µs", "fraction"] + [f"{name} µs" for name in others] + ["vs BF16", "vs FP8"]
+    has_floor = any(FLOOR in group for group in grouped.values())
+    header += ["roofline µs", "fraction"] + (["floor / time"] if has_floor else [])
+    header += [f"{name} µs" for name in others] + ["vs BF16", "vs FP8"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for key in sorted(grouped, key=lambda k: (k[0] * k[1], k[0], k[2])):
         group = grouped[key]
@@ -63,6 +67,9 @@ def table(rows, backend, comparisons):
         cells = [f"{key[0]}×{key[1]}", str(key[2]), cell(time)]
         cells += [cell(times.get(key)) for _, times in comparisons]
         cells += [cell(ours["roofline_us"]), cell(ours["roofline_fraction"], 2)]
+        if has_floor:
+            floor = peer_time(FLOOR)
+            cells.append("–" if floor is None else f"{floor / time:.2f}")
         cells += [cell(peer_time(name)) for name in others]
         for peer in (BF16_PEER, FP8_PEER):
             other = peer_time(peer)

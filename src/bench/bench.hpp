@@ -56,7 +56,8 @@ std::vector<Result> bench_cpu(const std::vector<GemmProblem>& problems, const st
 
 #ifdef FP4GEMM_WITH_CUDA
 // GPU: ceilings (device-to-device copy; cuBLAS BF16 8192^3), our CUDA backends and the peers
-// cuBLAS BF16 / cuBLASLt FP8, all as CUDA-graph replays with weights rotated past L2.
+// cuBLAS BF16 / cuBLASLt FP8, all as CUDA-graph replays with weights rotated past L2; with the peers,
+// the stream floor of each weight shape (gpu_stream_floor.hpp).
 Ceilings measure_gpu_ceilings(int device);
 std::vector<Result> bench_gpu(int device, const std::vector<GemmProblem>& problems,
                               const std::vector<std::string>& backends, bool include_peers);

@@ -6,6 +6,7 @@
 #include "bench/bench.hpp"
 #include "bench/gpu_fill.hpp"
 #include "bench/gpu_peers.hpp"
+#include "bench/gpu_stream_floor.hpp"
 #include "bench/gpu_support.hpp"
 #include "fp4gemm/format/nvfp4_matrix.hpp"
 #include "fp4gemm/registry.hpp"
@@ -103,6 +104,7 @@ std::vector<Result> bench_gpu(int device, const std::vector<GemmProblem>& proble
   Stream stream;
   std::vector<Result> results;
   Nvfp4Matrix weight;  // reused while N and K stay the same (the CLI varies M only)
+  Result floor;        // the stream floor of that weight, timed once per N x K
   for (const GemmProblem& problem : problems) {
     if (weight.rows != problem.n || weight.cols != problem.k) {
       const std::vector<float> values = random_normal_values(problem.n * problem.k, 7);
@@ -120,6 +122,12 @@ std::vector<Result> bench_gpu(int device, const std::vector<GemmProblem>& proble
     if (!include_peers) continue;
     results.push_back(guarded("cublas_bf16", true, problem, [&] { return time_cublas_bf16(problem, weight, stream.get()); }));
     results.push_back(guarded("cublaslt_fp8", true, problem, [&] { return time_cublaslt_fp8(problem, stream.get()); }));
+    if (floor.backend.empty() || floor.problem.n != problem.n || floor.problem.k != problem.k) {
+      floor = guarded("stream_floor", true, problem, [&] { return time_stream_floor(problem, info, stream.get()); });
+    }
+    Result floor_row = floor;
+    floor_row.problem = problem;
+    results.push_back(floor_row);
   }
   return results;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/bench_table.py on two hand-written bench lines per problem: the row's cells, the ratios
-# against the peers, the comparison column, and a clear error for input it cannot use.
+# against the peers, the comparison column, the stream floor's column, and a clear error for input it cannot use.
 set -uo pipefail
 script=${BENCH_TABLE:?path to scripts/bench_table.py}
 work=$(mktemp -d)
@@ -27,6 +27,14 @@ echo "$out" | grep -qF '| N×K | M | cuda_decode µs | PDL off | roofline µs | 
   fail "header: $out"
 echo "$out" | grep -qF '| 4096×4096 | 1 | 4.0 | 5.0 | 2.0 | 0.50 | 12.0 | 6.0 | 3.00× | 1.50× |' || fail "M = 1 row: $out"
 echo "$out" | grep -qF '| 4096×4096 | 16 | 5.0 | – | 2.0 | 0.40 | 10.0 | – | 2.00× | – |' || fail "M = 16 row: $out"
+
+# With a stream floor in the run: its time over ours, after the fraction (– where it is missing).
+{ cat "$work/bench.jsonl"; line stream_floor 1 3.0; } > "$work/floor.jsonl"
+out=$(python3 "$script" "$work/floor.jsonl") || fail "exit status with a floor $?"
+echo "$out" | grep -qF '| roofline µs | fraction | floor / time | cublas_bf16 µs | cublaslt_fp8 µs | stream_floor µs |' ||
+  fail "floor header: $out"
+echo "$out" | grep -qF '| 4096×4096 | 1 | 4.0 | 2.0 | 0.50 | 0.75 | 12.0 | 6.0 | 3.0 | 3.00× | 1.50× |' || fail "floor row: $out"
+echo "$out" | grep -qF '| 4096×4096 | 16 | 5.0 | 2.0 | 0.40 | – | 10.0 | – | – | 2.00× | – |' || fail "row without a floor: $out"
 
 python3 "$script" "$work/bench.jsonl" --compare nolabel >/dev/null 2>"$work/err" && fail "--compare without '=' was accepted"
 grep -q "LABEL=FILE" "$work/err" || fail "--compare error does not say the form: $(cat "$work/err")"

@@ -144,7 +144,7 @@ const RegisterCommand registration([](CLI::App& app) {
   command->add_option("--output", options->output, "bf16 (default), f16 or f32");
   command->add_option("--device", options->device, "auto (default: the first GPU, else the CPU), cpu, I or cuda:I");
   command->add_flag("--json", options->json, "One JSON object per result line");
-  command->add_flag("--no-peers", options->no_peers, "Skip the peer libraries (OpenBLAS, cuBLAS)");
+  command->add_flag("--no-peers", options->no_peers, "Skip the peer libraries (OpenBLAS, cuBLAS) and the GPU stream floor");
   command->callback([options] { run_bench(*options); });
 });
 

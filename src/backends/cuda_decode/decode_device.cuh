@@ -1,6 +1,7 @@
 #pragma once
 // Device helpers shared by the two `cuda_decode` kernels (sm90_decode_gemm.cu, mma.sync; and
-// sm90_wgmma_gemm.cu, wgmma): streaming loads, the scale table and the fragment decode.
+// sm90_wgmma_gemm.cu, wgmma): the scale table and the fragment decode (the streaming loads are
+// cuda_common/streaming_loads.cuh).
 //
 // Decode trick (see decode_layout.hpp for the nibble order): a nibble s|e1 e0 m placed at BF16
 // bits 15 | 8..6 is the BF16 number value * 2^-126 (exponent field e, mantissa bit m; e = 0 gives
@@ -12,6 +13,7 @@
 
 #include <cstdint>
 
+#include "backends/cuda_common/streaming_loads.cuh"
 #include "backends/cuda_decode/decode_bits.hpp"
 #include "backends/cuda_decode/decode_layout.hpp"
 #include "fp4gemm/types.hpp"
@@ -39,20 +41,6 @@ __device__ __forceinline__ std::uint32_t bf16x2_mul(std::uint32_t a, std::uint32
   // fma with -0.0 addend is an exact product (sm_80+); mul.bf16x2 itself needs sm_90.
   asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(result) : "r"(a), "r"(b), "r"(0x80008000u));
   return result;
-}
-
-// Streaming loads: every weight byte is read exactly once, so keep it out of L1.
-__device__ __forceinline__ uint4 load_stream_16(const uint4* address) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(address));
-  return v;
-}
-__device__ __forceinline__ std::uint32_t load_stream_2(const std::uint16_t* address) {
-  unsigned short v;
-  asm volatile("ld.global.nc.L1::no_allocate.u16 %0, [%1];" : "=h"(v) : "l"(address));
-  return v;
 }
 
 // The lane's two row scales of one chunk (rows g and g+8) as BF16x2 pairs, from the scale table.
