@@ -28,6 +28,7 @@ struct Result {
   std::string note;     // why a row is missing, or how it was timed
   std::string kernel;   // what ran, in the backend's words (Backend::kernel_plan); empty if it has none
   bool ok = true;
+  bool floor = false;   // the GPU stream floor (gpu_stream_floor.hpp): a bound to compare with, not a peer to beat
 
   double tflops() const { return problem.flops() / (time_us * 1e-6) / 1e12; }
   double weight_gbps() const { return double(problem.n) * double(problem.k) * 0.5625 / (time_us * 1e-6) / 1e9; }

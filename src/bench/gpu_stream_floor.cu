@@ -49,6 +49,7 @@ __global__ void __launch_bounds__(kThreads) stream_read_kernel(const uint4* data
 
 Result time_stream_floor(const GemmProblem& problem, const DeviceInfo& device, cudaStream_t stream) {
   Result result{"stream_floor", true, problem};
+  result.floor = true;
   // The NVFP4 bytes of the weight (0.5 B per element plus one scale byte per 16), in whole 16-byte words.
   const std::int64_t bytes = problem.n * problem.k / 16 * 9;
   const std::int64_t words = (bytes + 15) / 16;

@@ -52,17 +52,20 @@ void print_table(const std::vector<bench::Result>& results, const bench::Ceiling
     }
     double fastest_peer = 0;
     for (const bench::Result& other : results)
-      if (other.peer && other.ok && other.problem == result.problem)
+      if (other.peer && !other.floor && other.ok && other.problem == result.problem)
         fastest_peer = fastest_peer == 0 ? other.time_us : std::min(fastest_peer, other.time_us);
     const double fraction = bench::roofline_us(result.problem, ceilings) / result.time_us;
     char speedup[32] = "-";
     if (!result.peer && fastest_peer > 0) std::snprintf(speedup, sizeof speedup, "%.2fx", fastest_peer / result.time_us);
     std::printf("%-22s %6lld %6lld %6lld %11.1f %9.3f %11.1f %9.3f %10s\n",
-                (result.backend + (result.peer ? " (peer)" : "")).c_str(), (long long)result.problem.m,
+                (result.backend + (result.floor ? " (floor)" : result.peer ? " (peer)" : "")).c_str(), (long long)result.problem.m,
                 (long long)result.problem.n, (long long)result.problem.k, result.time_us, result.tflops(),
                 result.weight_gbps(), fraction, speedup);
   }
   std::printf("roofline = max(minimal bytes / bandwidth, FLOPs / compute rate) / measured time; 1.0 is the limit.\n");
+  if (std::any_of(results.begin(), results.end(), [](const bench::Result& result) { return result.floor; })) {
+    std::printf("floor = a kernel that only reads the weight bytes, timed the same way: no GEMM can be faster here.\n");
+  }
 }
 
 void print_json(const std::vector<bench::Result>& results, const bench::Ceilings& ceilings, const std::string& device) {
@@ -77,6 +80,7 @@ void print_json(const std::vector<bench::Result>& results, const bench::Ceilings
                         {"output", to_string(result.problem.output)},
                         {"ok", result.ok},
                         {"note", result.note}};
+    if (result.floor) line["floor"] = true;
     if (!result.kernel.empty()) line["kernel"] = result.kernel;
     if (result.ok) {
       line["time_us"] = result.time_us;

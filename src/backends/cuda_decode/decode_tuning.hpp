@@ -13,7 +13,10 @@ inline constexpr int kMaxActivationRows = 64;
 // ~20 resident warps, 4 chunks per warp keep ~46 KB in flight. Costs 5 registers per chunk. A warp
 // with two weight tiles keeps half as many chunks of each (the same bytes). A ring in shared
 // memory (per-lane cp.async, 4-8 chunks, no register cost) measured slower on every shape: bytes in
-// flight were not the limit, each warp's chain is (bench/results/2026-11-30-h200-s7.md).
+// flight were not the limit, each warp's chain is (bench/results/2026-11-30-h200-s7.md). So was
+// asking for a CTA's whole slice at once into shared memory before the grid-dependency wait, by
+// bulk copies or cp.async, where the weight fits in one wave: 1.2-1.6x slower on the three mid
+// shapes (bench/results/2026-12-01-h200-s10.md, patch in raw/2026-12-01-h200-s10/).
 constexpr int weight_chunks_in_flight(int m_tiles) { return m_tiles <= 2 ? 4 : 2; }
 
 // For one activation tile, occupancy beats prefetching activations: without the second buffer
