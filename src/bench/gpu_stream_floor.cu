@@ -57,7 +57,9 @@ Result time_stream_floor(const GemmProblem& problem, const DeviceInfo& device, c
   std::vector<cuda::DeviceBuffer> weights;
   for (int copy = 0; copy < copies; ++copy) {
     weights.emplace_back(std::size_t(words) * 16, "the stream floor's weight bytes");
-    cuda::check_cuda(cudaMemsetAsync(weights.back().data(), 0x5A, std::size_t(words) * 16, stream), "bench: filling the stream floor's weights");
+    // What the bytes hold does not change how fast they are read (no compression on plain allocations).
+    cuda::check_cuda(cudaMemsetAsync(weights.back().data(), 0x5A, std::size_t(words) * 16, stream),
+                     "bench: filling the stream floor's weights");
   }
   cuda::DeviceBuffer sink(sizeof(unsigned), "the stream floor's sink");
   const bool programmatic = device.sm() >= 90;
@@ -78,8 +80,8 @@ Result time_stream_floor(const GemmProblem& problem, const DeviceInfo& device, c
   result.time_us = timing.timing.median_us;
   result.spread = timing.timing.spread;
   result.repeats = timing.timing.repeats;
-  result.note = std::string("read-only kernel over the weight's NVFP4 bytes, no compute") + (programmatic ? ", PDL between calls" : "") +
-                "; " + timing_note(timing, copies);
+  result.note = std::string("read-only kernel over the weight's NVFP4 bytes, no compute") +
+                (programmatic ? ", PDL between calls" : "") + "; " + timing_note(timing, copies);
   return result;
 }
 

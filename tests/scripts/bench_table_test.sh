@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/bench_table.py on two hand-written bench lines per problem: the row's cells, the ratios
-# against the peers, the comparison column, the stream floor's column, and a clear error for input it cannot use.
+# against the peers, the comparison column, the stream floor's column, and a clear error for input
+# it cannot use.
 set -uo pipefail
 script=${BENCH_TABLE:?path to scripts/bench_table.py}
 work=$(mktemp -d)

@@ -58,13 +58,13 @@ void print_table(const std::vector<bench::Result>& results, const bench::Ceiling
     char speedup[32] = "-";
     if (!result.peer && fastest_peer > 0) std::snprintf(speedup, sizeof speedup, "%.2fx", fastest_peer / result.time_us);
     std::printf("%-22s %6lld %6lld %6lld %11.1f %9.3f %11.1f %9.3f %10s\n",
-                (result.backend + (result.floor ? " (floor)" : result.peer ? " (peer)" : "")).c_str(), (long long)result.problem.m,
-                (long long)result.problem.n, (long long)result.problem.k, result.time_us, result.tflops(),
-                result.weight_gbps(), fraction, speedup);
+                (result.backend + (result.floor ? " (floor)" : result.peer ? " (peer)" : "")).c_str(),
+                (long long)result.problem.m, (long long)result.problem.n, (long long)result.problem.k, result.time_us,
+                result.tflops(), result.weight_gbps(), fraction, speedup);
   }
   std::printf("roofline = max(minimal bytes / bandwidth, FLOPs / compute rate) / measured time; 1.0 is the limit.\n");
   if (std::any_of(results.begin(), results.end(), [](const bench::Result& result) { return result.floor; })) {
-    std::printf("floor = a kernel that only reads the weight bytes, timed the same way: no GEMM can be faster here.\n");
+    std::printf("floor = a kernel that only reads the weight bytes, timed the same way: about the least any call can take.\n");
   }
 }
 
