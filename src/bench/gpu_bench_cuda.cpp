@@ -124,7 +124,7 @@ std::vector<Result> bench_gpu(int device, const std::vector<GemmProblem>& proble
     results.push_back(guarded("cublaslt_fp8", true, problem, [&] { return time_cublaslt_fp8(problem, stream.get()); }));
     if (floor.backend.empty() || floor.problem.n != problem.n || floor.problem.k != problem.k) {
       floor = guarded("stream_floor", true, problem, [&] { return time_stream_floor(problem, info, stream.get()); });
-      floor.floor = true;  // also when it failed
+      floor.floor = true;  // here, so that a failed timing's row is marked too
     }
     Result floor_row = floor;
     floor_row.problem = problem;

@@ -3,6 +3,7 @@
 
 #include "backends/cuda_common/cuda_check.hpp"
 #include "backends/cuda_common/device_buffer.hpp"
+#include "backends/cuda_common/programmatic_launch.cuh"
 #include "backends/cuda_common/streaming_loads.cuh"
 #include "bench/gpu_stream_floor.hpp"
 #include "bench/gpu_support.hpp"
@@ -21,9 +22,7 @@ constexpr int kLoadsInFlight = 4;
 constexpr unsigned kUnlikelyDigest = 0x9E3779B9u;
 
 __global__ void __launch_bounds__(kThreads) stream_read_kernel(const uint4* data, std::int64_t count, unsigned* sink) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  cudaTriggerProgrammaticLaunchCompletion();  // the next call may start streaming at once
-#endif
+  allow_dependent_launch();  // the next call may start streaming at once
   const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
   std::int64_t index = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   unsigned digest = 0;
@@ -39,9 +38,7 @@ __global__ void __launch_bounds__(kThreads) stream_read_kernel(const uint4* data
 #pragma unroll
     for (int load = 0; load < kLoadsInFlight; ++load) digest ^= words[load].x ^ words[load].y ^ words[load].z ^ words[load].w;
   }
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  cudaGridDependencySynchronize();  // the store below is ordered after the previous call's
-#endif
+  wait_for_prior_grids();  // the store below is ordered after the previous call's
   if (digest == kUnlikelyDigest) atomicAdd(sink, 1u);
 }
 
@@ -49,7 +46,6 @@ __global__ void __launch_bounds__(kThreads) stream_read_kernel(const uint4* data
 
 Result time_stream_floor(const GemmProblem& problem, const DeviceInfo& device, cudaStream_t stream) {
   Result result{"stream_floor", true, problem};
-  result.floor = true;
   // The NVFP4 bytes of the weight (0.5 B per element plus one scale byte per 16), in whole 16-byte words.
   const std::int64_t bytes = problem.n * problem.k / 16 * 9;
   const std::int64_t words = (bytes + 15) / 16;
@@ -63,9 +59,7 @@ Result time_stream_floor(const GemmProblem& problem, const DeviceInfo& device, c
   }
   cuda::DeviceBuffer sink(sizeof(unsigned), "the stream floor's sink");
   const bool programmatic = device.sm() >= 90;
-  cudaLaunchAttribute attribute = {};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = programmatic ? 1 : 0;
+  cudaLaunchAttribute attribute = programmatic_launch_attribute(programmatic);
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(unsigned(kBlocksPerSm * device.multiprocessors));
   config.blockDim = dim3(kThreads);

@@ -12,7 +12,8 @@
 
 namespace fp4gemm::bench {
 
-// A row named "stream_floor" (peer = true) for `problem`'s weight (it depends on N and K only).
+// A row named "stream_floor" (peer = true; the caller marks it `floor`) for `problem`'s weight (it
+// depends on N and K only).
 Result time_stream_floor(const GemmProblem& problem, const DeviceInfo& device, cudaStream_t stream);
 
 }  // namespace fp4gemm::bench

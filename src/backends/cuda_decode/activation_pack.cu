@@ -1,6 +1,6 @@
 #include "backends/cuda_decode/activation_pack.hpp"
 
-#include "backends/cuda_decode/programmatic_launch.cuh"
+#include "backends/cuda_common/programmatic_launch.cuh"
 
 namespace fp4gemm::cuda_decode {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "backends/cuda_decode/decode_device.cuh"
 #include "backends/cuda_decode/decode_layout.hpp"
-#include "backends/cuda_decode/programmatic_launch.cuh"
+#include "backends/cuda_common/programmatic_launch.cuh"
 #include "backends/cuda_decode/sm90_decode_gemm.cuh"
 
 namespace fp4gemm::cuda_decode {

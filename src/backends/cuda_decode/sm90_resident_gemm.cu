@@ -32,7 +32,7 @@
 #include <mutex>
 #include <tuple>
 
-#include "backends/cuda_decode/programmatic_launch.cuh"
+#include "backends/cuda_common/programmatic_launch.cuh"
 #include "backends/cuda_decode/sm90_resident_gemm.cuh"
 #include "backends/cuda_decode/sm90_wgmma_chunk.cuh"
 

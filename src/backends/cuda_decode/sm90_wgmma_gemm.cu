@@ -24,7 +24,7 @@
 
 #include "backends/cuda_decode/activation_pack.hpp"
 #include "backends/cuda_decode/decode_device.cuh"
-#include "backends/cuda_decode/programmatic_launch.cuh"
+#include "backends/cuda_common/programmatic_launch.cuh"
 #include "backends/cuda_decode/sm90_async_ops.cuh"
 #include "backends/cuda_decode/sm90_wgmma_chunk.cuh"
 #include "backends/cuda_decode/sm90_wgmma_gemm.cuh"

@@ -1,9 +1,10 @@
 #pragma once
-// Programmatic dependent launch (PDL, SM 9.0 and newer) for the cuda_decode kernels.
+// Programmatic dependent launch (PDL, SM 9.0 and newer) for the cuda_decode kernels and the bench's
+// stream floor (bench/gpu_stream_floor.hpp).
 //
 // A kernel launched with cudaLaunchAttributeProgrammaticStreamSerialization may be scheduled while
-// the kernel before it on the stream is still finishing. Ours use that window for the one input
-// nothing on the stream writes: the prepared weight (uploaded once by prepare()). Activations are
+// the kernel before it on the stream is still finishing. cuda_decode's kernels use that window for
+// the one input nothing on the stream writes: the prepared weight (uploaded once by prepare()). Activations are
 // read, and outputs written, only after wait_for_prior_grids(), which returns once the kernels
 // before have completed and their writes are visible. When it is used (the policy and its H200
 // figures: programmatic_launch_policy in decode_tuning.hpp), a call's weight stream starts under
@@ -11,7 +12,7 @@
 // Without the attribute, or before SM 9.0, both calls below are no-ops and the launch is ordinary.
 #include <cuda_runtime.h>
 
-namespace fp4gemm::cuda_decode {
+namespace fp4gemm {
 
 // Blocks the calling thread until the grids this one depends on have completed (writes visible).
 __device__ __forceinline__ void wait_for_prior_grids() {
@@ -36,4 +37,4 @@ inline cudaLaunchAttribute programmatic_launch_attribute(bool enabled) {
   return attribute;
 }
 
-}  // namespace fp4gemm::cuda_decode
+}  // namespace fp4gemm
