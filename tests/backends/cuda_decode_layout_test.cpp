@@ -200,6 +200,11 @@ TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEn
   EXPECT_EQ(shape_of(1, 4096, 12288), (Shape{1, 12, 1}));
   EXPECT_EQ(shape_of(1, 4096, 4096), (Shape{1, 12, 1}));   // 64 chunks: 5 or 6 per warp
   EXPECT_EQ(shape_of(1, 4096, 512), (Shape{1, 8, 1}));     // 8 chunks: too few to split 12 ways
+  EXPECT_EQ(shape_of(1, 4096, 1536), (Shape{1, 12, 1}));   // 24 chunks: 2 per warp suffice
+  // 128 and 96 tiles x 12 warps still fill under 0.9 of 24 warps x 132 SMs: 12 ways would not
+  // take PDL and measured slower than 8
+  EXPECT_EQ(shape_of(1, 2048, 4096), (Shape{1, 8, 1}));
+  EXPECT_EQ(shape_of(1, 1536, 4096), (Shape{1, 8, 1}));
   EXPECT_EQ(shape_of(4, 4096, 12288), (Shape{1, 12, 1}));
   EXPECT_EQ(shape_of(16, 28672, 8192), (Shape{1, 4, 2}));
   // 384 pairs x 4 = 1536 warps: 11 per SM suffice at two tiles, but 384 CTAs of 4 warps fill 0.73

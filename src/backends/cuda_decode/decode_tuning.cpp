@@ -67,8 +67,9 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
     }
   } else {
     shape.warps_k = split_for(row_tiles);
+    const double wide_fill = double(row_tiles * kWideWarpsK) / (double(min_resident_warps(1, 1)) * multiprocessors);
     if (programmatic && shape.m_tiles == 1 && row_tiles * shape.warps_k < min_grid_warps &&
-        chunks >= std::int64_t(kMinChunksPerWideWarp) * kWideWarpsK) {
+        chunks >= std::int64_t(kMinChunksPerWideWarp) * kWideWarpsK && wide_fill >= kProgrammaticMinSlotFraction) {
       shape.warps_k = kWideWarpsK;
     }
   }

@@ -53,9 +53,12 @@ inline constexpr int kMaxWarpsK = 8;
 // short of min_grid_warps_per_sm (N = 4096: 256 CTAs of 8 warps fill 0.65 of the H200's slots):
 // K is split 12 ways instead, so 2 CTAs of 12 warps fill the 24 resident warps per SM and the
 // grid fills the GPU (programmatic dependent launch then applies), provided each warp keeps at
-// least kMinChunksPerWideWarp chunks.
+// least kMinChunksPerWideWarp chunks and the 12-warp grid does fill kProgrammaticMinSlotFraction
+// of the GPU. H200, M = 1 (bench/results/2026-12-01-h200-s11.md, shape sweep): 4096x1536 (2 chunks
+// per warp) 3.38 -> 2.49 us; where 12 K-warps still leave the GPU short, 8 were faster: 2048x4096
+// 4.84 -> 4.60, 1536x4096 4.52 -> 4.32.
 inline constexpr int kWideWarpsK = 12;
-inline constexpr int kMinChunksPerWideWarp = 4;
+inline constexpr int kMinChunksPerWideWarp = 2;
 // Two activation tiles and two weight tiles per warp (116-122 registers): an SM holds 4 CTAs of 4
 // warps, or kFiveWarpCtasPerSm of 5. Where the tile pairs fill 90-100% of kFiveWarpCtasPerSm x SMs
 // CTAs (and so leave 4 x SMs short), K is split 5 ways instead of 4: the grid then fills the GPU
