@@ -16,7 +16,11 @@ inline constexpr int kMaxActivationRows = 64;
 // flight were not the limit, each warp's chain is (bench/results/2026-11-30-h200-s7.md). So was
 // asking for a CTA's whole slice at once into shared memory before the grid-dependency wait, by
 // bulk copies or cp.async, where the weight fits in one wave: 1.2-1.6x slower on the three mid
-// shapes (bench/results/2026-12-01-h200-s10.md, patch in raw/2026-12-01-h200-s10/).
+// shapes (bench/results/2026-12-01-h200-s10.md, patch in raw/2026-12-01-h200-s10/); and so were
+// three ways of staging some of each warp's chunks in shared memory before the wait beside this
+// ring, and the activations of M <= 8 in shared memory (2026-12-01-h200-s11.md): read-only kernels
+// of this grid show the wait costs ~0.7 us per call and the compute chain ~1.4 (12288x4096, M = 1),
+// and the kernel is issue-bound as much as memory-bound, so compute moved after the wait is exposed.
 constexpr int weight_chunks_in_flight(int m_tiles) { return m_tiles <= 2 ? 4 : 2; }
 
 // For one activation tile, occupancy beats prefetching activations: without the second buffer
