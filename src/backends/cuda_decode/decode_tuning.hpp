@@ -20,7 +20,8 @@ inline constexpr int kMaxActivationRows = 64;
 // three ways of staging some of each warp's chunks in shared memory before the wait beside this
 // ring, and the activations of M <= 8 in shared memory (2026-12-01-h200-s11.md): read-only kernels
 // of this grid show the wait costs ~0.7 us per call and the compute chain ~1.4 (12288x4096, M = 1),
-// and the kernel is issue-bound as much as memory-bound, so compute moved after the wait is exposed.
+// and the kernel's instruction issue is a large share of its time (~72 per 16x64 tile-chunk), so
+// compute moved after the wait is exposed.
 constexpr int weight_chunks_in_flight(int m_tiles) { return m_tiles <= 2 ? 4 : 2; }
 
 // For one activation tile, occupancy beats prefetching activations: without the second buffer
