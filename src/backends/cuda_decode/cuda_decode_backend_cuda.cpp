@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
 #include <vector>
 
 #include "backends/cuda_common/cuda_check.hpp"
@@ -161,6 +162,21 @@ std::string resident_grid(const GemmProblem& problem, const DeviceInfo& device) 
   }
 }
 
+// How the mma.sync kernel's grid meets the GPU's resident CTA slots (the compiled kernel's
+// occupancy): a grid just over one wave leaves most SMs idle in its second (bench/results/
+// 2026-12-01-h200-s11.md: 8192x8192 and 14336x4096 at M = 1 lose 11-17% so). Empty when CUDA
+// cannot say.
+std::string grid_waves(const cuda_decode::LaunchShape& shape, std::int64_t n, int multiprocessors) {
+  const int resident = cuda_decode::decode_gemm_resident_ctas_per_sm(shape);
+  if (resident <= 0 || multiprocessors <= 0) return "";
+  const std::int64_t ctas = cuda_decode::grid_ctas(shape, n);
+  const std::int64_t slots = std::int64_t(resident) * multiprocessors;
+  char waves[32];
+  std::snprintf(waves, sizeof waves, "%.2f", double(ctas) / double(slots));
+  return "; " + std::to_string(ctas) + " CTAs for " + std::to_string(slots) + " resident slots (" + std::to_string(resident) +
+         " per SM): " + waves + " waves";
+}
+
 }  // namespace
 
 std::string CudaDecodeBackend::summary() const {
@@ -176,13 +192,16 @@ std::string CudaDecodeBackend::kernel_plan(const GemmProblem& problem, const Dev
   const cuda_decode::DecodeKernel kernel = cuda_decode::choose_decode_kernel(problem.m, problem.n, problem.k, device.sm());
   if (kernel == cuda_decode::DecodeKernel::resident) return plan + resident_grid(problem, device);
   if (kernel != cuda_decode::DecodeKernel::mma) return plan;
-  if (cuda_decode::programmatic_launch_policy(device.sm()) != cuda_decode::ProgrammaticLaunch::when_grid_fills) return plan;
   try {
     cuda::DeviceGuard guard(device.index);
-    const bool fills = cuda_decode::decode_gemm_uses_programmatic_launch(
-        mma_launch_shape(problem, device.multiprocessors, true), problem.n, cuda_decode::ProgrammaticLaunch::when_grid_fills,
-        device.multiprocessors);
-    plan += fills ? ": it does here" : ": it does not here, so no PDL";
+    const cuda_decode::ProgrammaticLaunch policy = cuda_decode::programmatic_launch_policy(device.sm());
+    const bool programmatic = policy != cuda_decode::ProgrammaticLaunch::off;
+    const cuda_decode::LaunchShape shape = mma_launch_shape(problem, device.multiprocessors, programmatic);
+    if (policy == cuda_decode::ProgrammaticLaunch::when_grid_fills) {
+      const bool fills = cuda_decode::decode_gemm_uses_programmatic_launch(shape, problem.n, policy, device.multiprocessors);
+      plan += fills ? ": it does here" : ": it does not here, so no PDL";
+    }
+    plan += grid_waves(shape, problem.n, device.multiprocessors);
   } catch (const Error&) {
     // The plan above stands; run() reports a shape it cannot launch.
   }
