@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
-# Times `cuda_decode` at every compiled CTA shape (FP4GEMM_DECODE_SHAPE=warps_n:warps_k[:tiles_per_warp]) on the issue-3 shapes,
-# on a GPU machine. Usage: scripts/decode_shape_sweep.sh path/to/fp4gemm > sweep.jsonl
+# Times `cuda_decode` at every compiled CTA shape (FP4GEMM_DECODE_SHAPE=warps_n:warps_k[:tiles_per_warp]),
+# and the launch rule's own choice (shape "rule"), on a GPU machine. Each JSON line gains a "shape"
+# field. Usage: scripts/decode_shape_sweep.sh path/to/fp4gemm > sweep.jsonl
+#   SHAPES  CTA shapes to force (default: all compiled ones for M <= 16)
+#   WEIGHTS "N K" pairs separated by commas (default: the four issue-3 shapes); e.g.
+#           WEIGHTS="8192 8192,14336 4096" for the off-grid sweep of bench/results/2026-12-01-h200-s11.md
+#   MS      activation rows (default 1,4,16,64)
+# A shape that is not compiled for some M fails for that invocation only (no line for it).
 set -euo pipefail
 cli=${1:?path to the fp4gemm binary}
-for shape in ${SHAPES:-1:8 1:4 2:2 2:4 1:12 1:8:2 1:4:2 1:5:2 2:2:2}; do
-  for nk in "4096 4096" "12288 4096" "4096 12288" "28672 8192"; do
-    set -- $nk
-    FP4GEMM_DECODE_SHAPE=$shape "$cli" bench --backend cuda_decode --no-peers -m "${MS:-1,4,16,64}" -n "$1" -k "$2" --json 2>/dev/null |
+IFS=',' read -r -a weights <<< "${WEIGHTS:-4096 4096,12288 4096,4096 12288,28672 8192}"
+for nk in "${weights[@]}"; do
+  read -r n k <<< "$nk"
+  "$cli" bench --backend cuda_decode --no-peers -m "${MS:-1,4,16,64}" -n "$n" -k "$k" --json 2>/dev/null |
+    sed 's/^{/{"shape":"rule",/' || true
+  for shape in ${SHAPES:-1:8 1:4 2:2 2:4 1:12 1:8:2 1:4:2 1:5:2 2:2:2}; do
+    FP4GEMM_DECODE_SHAPE=$shape "$cli" bench --backend cuda_decode --no-peers -m "${MS:-1,4,16,64}" -n "$n" -k "$k" --json 2>/dev/null |
       sed "s/^{/{\"shape\":\"$shape\",/" || true
   done
 done
