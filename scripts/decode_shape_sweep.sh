@@ -2,17 +2,23 @@
 # Times `cuda_decode` at every compiled CTA shape (FP4GEMM_DECODE_SHAPE=warps_n:warps_k[:tiles_per_warp]),
 # and the launch rule's own choice (shape "rule"), on a GPU machine. Each JSON line gains a "shape"
 # field. Usage: scripts/decode_shape_sweep.sh path/to/fp4gemm > sweep.jsonl
-#   SHAPES  CTA shapes to force (default: all compiled ones for M <= 16)
+#   SHAPES  CTA shapes to force (default: the compiled ones of one and two activation tiles, M <= 16;
+#           larger M only times those compiled for it)
 #   WEIGHTS "N K" pairs separated by commas (default: the four issue-3 shapes); e.g.
 #           WEIGHTS="8192 8192,14336 4096" for the off-grid sweep of bench/results/2026-12-01-h200-s11.md
 #   MS      activation rows (default 1,4,16,64)
-# A shape that is not compiled for some M fails for that invocation only (no line for it).
+# A shape that is not compiled for some M gives no line for that invocation. The "rule" lines run
+# without the caller's FP4GEMM_DECODE_SHAPE, so they are the rule's choice.
 set -euo pipefail
 cli=${1:?path to the fp4gemm binary}
 IFS=',' read -r -a weights <<< "${WEIGHTS:-4096 4096,12288 4096,4096 12288,28672 8192}"
 for nk in "${weights[@]}"; do
-  read -r n k <<< "$nk"
-  "$cli" bench --backend cuda_decode --no-peers -m "${MS:-1,4,16,64}" -n "$n" -k "$k" --json 2>/dev/null |
+  read -r n k extra <<< "$nk"
+  if ! [[ "$n" =~ ^[0-9]+$ && "$k" =~ ^[0-9]+$ && -z "${extra:-}" ]]; then
+    echo "decode_shape_sweep: WEIGHTS entry '$nk' is not 'N K'" >&2
+    exit 2
+  fi
+  env -u FP4GEMM_DECODE_SHAPE "$cli" bench --backend cuda_decode --no-peers -m "${MS:-1,4,16,64}" -n "$n" -k "$k" --json 2>/dev/null |
     sed 's/^{/{"shape":"rule",/' || true
   for shape in ${SHAPES:-1:8 1:4 2:2 2:4 1:12 1:8:2 1:4:2 1:5:2 2:2:2}; do
     FP4GEMM_DECODE_SHAPE=$shape "$cli" bench --backend cuda_decode --no-peers -m "${MS:-1,4,16,64}" -n "$n" -k "$k" --json 2>/dev/null |

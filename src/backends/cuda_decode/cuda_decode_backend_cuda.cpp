@@ -173,8 +173,8 @@ std::string grid_waves(const cuda_decode::LaunchShape& shape, std::int64_t n, in
   const std::int64_t slots = std::int64_t(resident) * multiprocessors;
   char waves[32];
   std::snprintf(waves, sizeof waves, "%.2f", double(ctas) / double(slots));
-  return "; " + std::to_string(ctas) + " CTAs for " + std::to_string(slots) + " resident slots (" + std::to_string(resident) +
-         " per SM): " + waves + " waves";
+  return "; grid: " + std::to_string(ctas) + (ctas == 1 ? " CTA" : " CTAs") + " on " + std::to_string(slots) + " resident slots (" +
+         std::to_string(resident) + " per SM), " + waves + " waves";
 }
 
 }  // namespace

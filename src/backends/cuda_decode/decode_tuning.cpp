@@ -67,11 +67,11 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
     }
   } else {
     shape.warps_k = split_for(row_tiles);
-    // The share of the GPU's warp slots a 12-way grid takes (the one-tile kernel holds
-    // min_resident_warps(1, 1) warps per SM).
-    const double wide_fill = double(row_tiles * kWideWarpsK) / (double(min_resident_warps(1, 1)) * multiprocessors);
+    // Whether the 12-way grid (row_tiles CTAs of 1 x 12 warps) fills the GPU by the launch's own
+    // PDL test, at the one-tile kernel's min_resident_warps(1, 1) warps per SM.
+    const bool wide_fills = grid_fills_gpu(row_tiles, min_resident_warps(1, 1) / kWideWarpsK, multiprocessors);
     if (programmatic && shape.m_tiles == 1 && row_tiles * shape.warps_k < min_grid_warps &&
-        chunks >= std::int64_t(kMinChunksPerWideWarp) * kWideWarpsK && wide_fill >= kProgrammaticMinSlotFraction) {
+        chunks >= std::int64_t(kMinChunksPerWideWarp) * kWideWarpsK && wide_fills) {
       shape.warps_k = kWideWarpsK;
     }
   }

@@ -19,9 +19,9 @@ inline constexpr int kMaxActivationRows = 64;
 // shapes (bench/results/2026-12-01-h200-s10.md, patch in raw/2026-12-01-h200-s10/); and so were
 // three ways of staging some of each warp's chunks in shared memory before the wait beside this
 // ring, and the activations of M <= 8 in shared memory (2026-12-01-h200-s11.md): read-only kernels
-// of this grid show the wait costs ~0.7 us per call and the compute chain ~1.4 (12288x4096, M = 1),
-// and the kernel's instruction issue is a large share of its time (~72 per 16x64 tile-chunk), so
-// compute moved after the wait is exposed.
+// of this grid show the wait costs ~0.4-0.5 us per call and the compute chain ~1.3-1.4 (12288x4096,
+// M = 1), and the kernel's instruction issue is a large share of its time (~72 per 16x64
+// tile-chunk), so compute moved after the wait is exposed.
 constexpr int weight_chunks_in_flight(int m_tiles) { return m_tiles <= 2 ? 4 : 2; }
 
 // For one activation tile, occupancy beats prefetching activations: without the second buffer
@@ -61,7 +61,8 @@ inline constexpr int kMaxWarpsK = 8;
 // least kMinChunksPerWideWarp chunks and the 12-warp grid does fill kProgrammaticMinSlotFraction
 // of the GPU. H200, M = 1 (bench/results/2026-12-01-h200-s11.md, shape sweep): 4096x1536 (2 chunks
 // per warp) 3.38 -> 2.49 us; where 12 K-warps still leave the GPU short, 8 were faster: 2048x4096
-// 4.84 -> 4.60, 1536x4096 4.52 -> 4.32.
+// 4.84 -> 4.60, 1536x4096 4.52 -> 4.32 (repeat noise ~2%). M = 2-8 on 4096x1536 take 12 ways too,
+// unmeasured.
 inline constexpr int kWideWarpsK = 12;
 inline constexpr int kMinChunksPerWideWarp = 2;
 // Two activation tiles and two weight tiles per warp (116-122 registers): an SM holds 4 CTAs of 4
