@@ -11,6 +11,14 @@
 # without the caller's FP4GEMM_DECODE_SHAPE, so they are the rule's choice.
 set -euo pipefail
 cli=${1:?path to the fp4gemm binary}
+# The bench lines of weight $n x $k, run under the command prefix "$@" (an env setting), each
+# tagged with "shape": $tag.
+bench_lines() {
+  local tag=$1
+  shift
+  "$@" "$cli" bench --backend cuda_decode --no-peers -m "${MS:-1,4,16,64}" -n "$n" -k "$k" --json 2>/dev/null |
+    sed "s/^{/{\"shape\":\"$tag\",/" || true
+}
 IFS=',' read -r -a weights <<< "${WEIGHTS:-4096 4096,12288 4096,4096 12288,28672 8192}"
 for nk in "${weights[@]}"; do
   read -r n k extra <<< "$nk"
@@ -18,10 +26,8 @@ for nk in "${weights[@]}"; do
     echo "decode_shape_sweep: WEIGHTS entry '$nk' is not 'N K'" >&2
     exit 2
   fi
-  env -u FP4GEMM_DECODE_SHAPE "$cli" bench --backend cuda_decode --no-peers -m "${MS:-1,4,16,64}" -n "$n" -k "$k" --json 2>/dev/null |
-    sed 's/^{/{"shape":"rule",/' || true
+  bench_lines rule env -u FP4GEMM_DECODE_SHAPE
   for shape in ${SHAPES:-1:8 1:4 2:2 2:4 1:12 1:8:2 1:4:2 1:5:2 2:2:2}; do
-    FP4GEMM_DECODE_SHAPE=$shape "$cli" bench --backend cuda_decode --no-peers -m "${MS:-1,4,16,64}" -n "$n" -k "$k" --json 2>/dev/null |
-      sed "s/^{/{\"shape\":\"$shape\",/" || true
+    bench_lines "$shape" env FP4GEMM_DECODE_SHAPE="$shape"
   done
 done
