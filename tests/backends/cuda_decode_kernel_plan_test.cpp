@@ -39,6 +39,20 @@ TEST(CudaDecodeKernelPlan, NamesTheKernelAndShapeTheRulesPickOnAnH200) {
   EXPECT_EQ(w4a4.rfind("NVFP4 activations dequantized to BF16 first", 0), 0u) << w4a4;
 }
 
+TEST(CudaDecodeKernelPlan, SaysWhenTheGridsWavesChangedTheShape) {
+  unsetenv("FP4GEMM_DECODE_SHAPE");
+  unsetenv("FP4GEMM_PDL");
+  const DeviceInfo h200 = dispatch::simulated_device(90, 130100);
+  const auto three_per_sm = [](const LaunchShape& shape) { return 24 / (shape.warps_n * shape.warps_k); };
+  const GemmProblem problem{1, 8192, 8192, ActivationType::bf16, DType::bf16};
+  const std::string fitted = describe_kernel_plan(problem, h200, three_per_sm);
+  EXPECT_TRUE(contains(fitted, "256 CTAs of 1x8 warps")) << fitted;
+  EXPECT_TRUE(contains(fitted, "; not the size rule's 1x8, whose grid of 512 CTAs would take 1.29 waves")) << fitted;
+  const std::string unweighed = describe_kernel_plan(problem, h200);
+  EXPECT_TRUE(contains(unweighed, "512 CTAs of 1x8 warps")) << unweighed;
+  EXPECT_FALSE(contains(unweighed, "not the size rule's")) << unweighed;
+}
+
 TEST(CudaDecodeKernelPlan, OtherGpusRunTheMmaKernelWhateverTheKnob) {
   setenv("FP4GEMM_DECODE_KERNEL", "wgmma", 1);
   const std::string ampere = describe_kernel_plan({64, 28672, 8192, ActivationType::bf16, DType::bf16},

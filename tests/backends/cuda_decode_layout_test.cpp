@@ -219,6 +219,57 @@ TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEn
   EXPECT_EQ(shape_of(64, 12288, 4096), (Shape{2, 4, 1}));  // eight tiles: a fixed shape
 }
 
+// The H200's occupancy of the compiled kernels (ptxas registers -> CTAs per SM; what
+// decode_gemm_resident_ctas_per_sm answered there), for the wave rule on a host without a GPU.
+int h200_resident_ctas_per_sm(const LaunchShape& shape) {
+  const int warps = shape.warps_n * shape.warps_k;
+  if (shape.m_tiles == 1) return shape.tiles_per_warp == 2 && warps == 4 ? 7 : 24 / warps;  // 72 and 80 registers
+  if (shape.m_tiles == 2) return 16 / warps;                                                 // 126-128 registers
+  return shape.m_tiles == 4 ? 12 / warps : 14 / warps;                                       // 138 and 143
+}
+
+std::array<int, 3> fields_of(const LaunchShape& shape) { return {shape.warps_n, shape.warps_k, shape.tiles_per_warp}; }
+
+TEST(CudaDecodeTuning, AGridOfAPartialSecondWaveTakesTheMeasuredOneWaveAlternative) {
+  const auto shape_of = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    return fields_of(choose_launch_shape(m, n, k, 132, true, h200_resident_ctas_per_sm));
+  };
+  using Shape = std::array<int, 3>;
+  // The size rule's 512 CTAs of 1x8 warps take 1.29 waves of 3 x 132 slots; tile pairs halve them.
+  EXPECT_EQ(fields_of(choose_launch_shape(1, 8192, 8192, 132, true)), (Shape{1, 8, 1}));
+  EXPECT_EQ(shape_of(1, 8192, 8192), (Shape{1, 8, 2}));
+  EXPECT_EQ(shape_of(4, 8192, 28672), (Shape{1, 8, 2}));
+  // 448 tile-pair CTAs of 8 warps: 1.13 waves; 4-warp CTAs fit 7 per SM.
+  EXPECT_EQ(fields_of(choose_launch_shape(1, 14336, 4096, 132, true)), (Shape{1, 8, 2}));
+  EXPECT_EQ(shape_of(1, 14336, 4096), (Shape{1, 4, 2}));
+  EXPECT_EQ(shape_of(16, 10240, 8192), (Shape{1, 4, 2}));  // two activation tiles: 320 CTAs, 1.21 -> 0.61 waves
+}
+
+TEST(CudaDecodeTuning, TheWaveRuleLeavesTheIssueShapesAndGridsOfOneOrSeveralWavesAlone) {
+  for (std::int64_t m : {1, 4, 16, 24, 32}) {
+    for (const auto& [n, k] : std::array<std::array<std::int64_t, 2>, 6>{
+             {{4096, 4096}, {12288, 4096}, {4096, 12288}, {28672, 8192}, {57344, 8192}, {28672, 4096}}}) {
+      EXPECT_EQ(fields_of(choose_launch_shape(m, n, k, 132, true, h200_resident_ctas_per_sm)),
+                fields_of(choose_launch_shape(m, n, k, 132, true)))
+          << m << "x" << n << "x" << k;
+    }
+  }
+}
+
+TEST(CudaDecodeTuning, UnknownOccupancyOrNoOneWaveAlternativeKeepsTheRulesShape) {
+  const auto unknown = [](const LaunchShape&) { return 0; };
+  EXPECT_EQ(fields_of(choose_launch_shape(1, 8192, 8192, 132, true, unknown)), fields_of(choose_launch_shape(1, 8192, 8192, 132, true)));
+  // Only the rule's own kernel is known: no alternative fits one wave.
+  const auto only_rule = [](const LaunchShape& shape) { return shape.tiles_per_warp == 1 && shape.warps_k == 8 ? 3 : 0; };
+  EXPECT_EQ(fields_of(choose_launch_shape(1, 8192, 8192, 132, true, only_rule)), (std::array<int, 3>{1, 8, 1}));
+  // 1.29 waves with tile pairs at 1 CTA per SM still over one wave, and halving K to 1x4 at 4 per
+  // SM (512 / 528): the second alternative is taken.
+  const auto pairs_full = [](const LaunchShape& shape) {
+    return shape.tiles_per_warp == 2 ? 1 : shape.warps_k == 8 ? 3 : 4;
+  };
+  EXPECT_EQ(fields_of(choose_launch_shape(1, 8192, 8192, 132, true, pairs_full)), (std::array<int, 3>{1, 4, 1}));
+}
+
 TEST(CudaDecodeTuning, TheSplitsThatFillTheGpuForPdlAreNotUsedWithoutIt) {
   const auto shape_of = [](std::int64_t m, std::int64_t n, std::int64_t k) {
     const LaunchShape shape = choose_launch_shape(m, n, k, 132, false);

@@ -75,6 +75,22 @@ TEST(CudaDecodeLaunchShapes, OneTokenShapeOfTheLargestIssueWeightKeepsSevenCtasP
   EXPECT_GE(cuda_decode::decode_gemm_resident_ctas_per_sm(shape), 7);
 }
 
+// The launcher weighs the grid's waves with the compiled kernels' real occupancy: on the H200,
+// 8192x8192 at M = 1 leaves the size rule's 512 CTAs of 1x8 warps (1.29 waves of 3 per SM) for
+// tile pairs (decode_tuning.hpp, kMaxTailWaves), which measured 14.3 -> 12.2 us.
+TEST(CudaDecodeLaunchShapes, TheLaunchersOccupancyMovesAGridOfAPartialSecondWaveToOneWave) {
+  const auto gpu = first_gpu();
+  if (!gpu) GTEST_SKIP() << "no GPU: " << cuda_unavailable_reason();
+  if (gpu->sm() != 90 || gpu->multiprocessors != 132) GTEST_SKIP() << "the waves were measured on a 132-SM H200, not " << gpu->to_string();
+  const cuda_decode::LaunchShape rule = cuda_decode::choose_launch_shape(1, 8192, 8192, gpu->multiprocessors, true);
+  ASSERT_EQ(cuda_decode::decode_gemm_resident_ctas_per_sm(rule), 3);
+  const cuda_decode::LaunchShape shape =
+      cuda_decode::choose_launch_shape(1, 8192, 8192, gpu->multiprocessors, true, cuda_decode::decode_gemm_resident_ctas_per_sm);
+  EXPECT_EQ(shape.tiles_per_warp, 2);
+  EXPECT_EQ(shape.warps_k, rule.warps_k);
+  EXPECT_LE(cuda_decode::grid_ctas(shape, 8192), 3 * gpu->multiprocessors);
+}
+
 TEST(CudaDecodeLaunchShapes, AShapeThisBuildDoesNotCompileIsAClearError) {
   const auto gpu = first_gpu();
   if (!gpu) GTEST_SKIP() << "no GPU: " << cuda_unavailable_reason();

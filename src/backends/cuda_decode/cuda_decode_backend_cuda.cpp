@@ -66,7 +66,8 @@ cuda_decode::KernelProblem kernel_problem(const GemmProblem& problem, const Deco
 
 // The mma.sync kernel's CTA shape: the rule's, or FP4GEMM_DECODE_SHAPE's when it names a compiled one.
 cuda_decode::LaunchShape mma_launch_shape(const GemmProblem& problem, int multiprocessors, bool programmatic) {
-  cuda_decode::LaunchShape shape = cuda_decode::choose_launch_shape(problem.m, problem.n, problem.k, multiprocessors, programmatic);
+  cuda_decode::LaunchShape shape = cuda_decode::choose_launch_shape(problem.m, problem.n, problem.k, multiprocessors, programmatic,
+                                                                    cuda_decode::decode_gemm_resident_ctas_per_sm);
   if (cuda_decode::shape_override(shape) && !cuda_decode::is_compiled_shape(shape)) {
     throw_invalid("FP4GEMM_DECODE_SHAPE names a CTA shape this build does not compile");
   }
@@ -163,18 +164,16 @@ std::string resident_grid(const GemmProblem& problem, const DeviceInfo& device) 
 }
 
 // How the mma.sync kernel's grid meets the GPU's resident CTA slots (the compiled kernel's
-// occupancy): a grid just over one wave leaves most SMs idle in its second (bench/results/
-// 2026-12-01-h200-s11.md: 8192x8192 and 14336x4096 at M = 1 lose 11-17% so). Empty when CUDA
-// cannot say.
-std::string grid_waves(const cuda_decode::LaunchShape& shape, std::int64_t n, int multiprocessors) {
+// occupancy), which choose_launch_shape weighs (kMaxTailWaves). Empty when CUDA cannot say.
+std::string grid_waves_text(const cuda_decode::LaunchShape& shape, std::int64_t n, int multiprocessors) {
   const int resident = cuda_decode::decode_gemm_resident_ctas_per_sm(shape);
   if (resident <= 0 || multiprocessors <= 0) return "";
   const std::int64_t ctas = cuda_decode::grid_ctas(shape, n);
-  const std::int64_t slots = std::int64_t(resident) * multiprocessors;
   char waves[32];
-  std::snprintf(waves, sizeof waves, "%.2f", double(ctas) / double(slots));
-  return "; grid: " + std::to_string(ctas) + (ctas == 1 ? " CTA" : " CTAs") + " on " + std::to_string(slots) + " resident slots (" +
-         std::to_string(resident) + " per SM), " + waves + " waves";
+  std::snprintf(waves, sizeof waves, "%.2f", cuda_decode::grid_waves(ctas, resident, multiprocessors));
+  return "; grid: " + std::to_string(ctas) + (ctas == 1 ? " CTA" : " CTAs") + " on " +
+         std::to_string(std::int64_t(resident) * multiprocessors) + " resident slots (" + std::to_string(resident) + " per SM), " +
+         waves + " waves";
 }
 
 }  // namespace
@@ -186,9 +185,16 @@ std::string CudaDecodeBackend::summary() const {
 }
 
 std::string CudaDecodeBackend::kernel_plan(const GemmProblem& problem, const DeviceInfo& device) const {
-  std::string plan = cuda_decode::describe_kernel_plan(problem, device);
-  // On a probed GPU, say what the occupancy rule decides for this grid.
-  if (!device.probed || !device.is_cuda() || plan.rfind("cannot plan", 0) == 0) return plan;
+  // On a probed GPU, the plan weighs the kernels' occupancy and says what the PDL rule decides.
+  if (!device.probed || !device.is_cuda()) return cuda_decode::describe_kernel_plan(problem, device);
+  std::string plan;
+  try {
+    cuda::DeviceGuard guard(device.index);
+    plan = cuda_decode::describe_kernel_plan(problem, device, cuda_decode::decode_gemm_resident_ctas_per_sm);
+  } catch (const Error& error) {
+    return std::string("cannot plan: ") + error.what();
+  }
+  if (plan.rfind("cannot plan", 0) == 0) return plan;
   const cuda_decode::DecodeKernel kernel = cuda_decode::choose_decode_kernel(problem.m, problem.n, problem.k, device.sm());
   if (kernel == cuda_decode::DecodeKernel::resident) return plan + resident_grid(problem, device);
   if (kernel != cuda_decode::DecodeKernel::mma) return plan;
@@ -201,7 +207,7 @@ std::string CudaDecodeBackend::kernel_plan(const GemmProblem& problem, const Dev
       const bool fills = cuda_decode::decode_gemm_uses_programmatic_launch(shape, problem.n, policy, device.multiprocessors);
       plan += fills ? ": it does here" : ": it does not here, so no PDL";
     }
-    plan += grid_waves(shape, problem.n, device.multiprocessors);
+    plan += grid_waves_text(shape, problem.n, device.multiprocessors);
   } catch (const Error&) {
     // The plan above stands; run() reports a shape it cannot launch.
   }

@@ -23,9 +23,8 @@ int integer_knob(const char* name, const char* text, long low, long high, const 
   return int(value);
 }
 
-}  // namespace
-
-LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool programmatic) {
+// The shape rule by the problem's size alone (choose_launch_shape then checks its waves).
+LaunchShape rule_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool programmatic) {
   LaunchShape shape;
   const std::int64_t tiles_needed = (m + 7) / 8;
   shape.m_tiles = tiles_needed <= 1 ? 1 : tiles_needed <= 2 ? 2 : tiles_needed <= 4 ? 4 : 8;
@@ -68,8 +67,8 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
   } else {
     shape.warps_k = split_for(row_tiles);
     // Whether the 12-way grid (row_tiles CTAs of 1 x 12 warps) fills the GPU by the launch's own
-    // PDL test, at the one-tile kernel's min_resident_warps(1, 1) warps per SM.
-    const bool wide_fills = grid_fills_gpu(row_tiles, min_resident_warps(1, 1) / kWideWarpsK, multiprocessors);
+    // PDL test, at the one-tile kernel's min_resident_warps warps per SM.
+    const bool wide_fills = grid_fills_gpu(row_tiles, min_resident_warps(1, kWideWarpsK, 1) / kWideWarpsK, multiprocessors);
     if (programmatic && shape.m_tiles == 1 && row_tiles * shape.warps_k < min_grid_warps &&
         chunks >= std::int64_t(kMinChunksPerWideWarp) * kWideWarpsK && wide_fills) {
       shape.warps_k = kWideWarpsK;
@@ -77,6 +76,38 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
   }
   shape.warps_n = shape.warps_k >= kMinCtaWarps ? 1 : kMinCtaWarps / shape.warps_k;
   return shape;
+}
+
+// `shape`, or where its grid runs a partial second wave (kMaxTailWaves), the first alternative
+// that fits one wave: tile pairs, else half the K-warps per CTA.
+LaunchShape fit_to_one_wave(const LaunchShape& shape, std::int64_t n, int multiprocessors, const ResidentCtasPerSm& resident_ctas_per_sm) {
+  const auto waves = [&](const LaunchShape& candidate) {
+    return grid_waves(grid_ctas(candidate, n), resident_ctas_per_sm(candidate), multiprocessors);
+  };
+  const double rule_waves = waves(shape);
+  if (rule_waves <= 1.0 || rule_waves > kMaxTailWaves) return shape;
+  LaunchShape alternatives[2];
+  int count = 0;
+  if (shape.tiles_per_warp == 1 && shape.m_tiles <= kMaxPairedMTiles) {
+    alternatives[count++] = LaunchShape{shape.m_tiles, shape.warps_n, shape.warps_k, 2};
+  }
+  if (shape.warps_k % 2 == 0 && shape.warps_k / 2 >= kMinWarpsK) {
+    const int warps_k = shape.warps_k / 2;
+    alternatives[count++] = LaunchShape{shape.m_tiles, warps_k >= kMinCtaWarps ? 1 : kMinCtaWarps / warps_k, warps_k, shape.tiles_per_warp};
+  }
+  for (int i = 0; i < count; ++i) {
+    const double alternative_waves = waves(alternatives[i]);
+    if (alternative_waves > 0.0 && alternative_waves <= 1.0) return alternatives[i];
+  }
+  return shape;
+}
+
+}  // namespace
+
+LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool programmatic,
+                                const ResidentCtasPerSm& resident_ctas_per_sm) {
+  const LaunchShape shape = rule_shape(m, n, k, multiprocessors, programmatic);
+  return resident_ctas_per_sm ? fit_to_one_wave(shape, n, multiprocessors, resident_ctas_per_sm) : shape;
 }
 
 std::int64_t grid_ctas(const LaunchShape& shape, std::int64_t n) {

@@ -2,6 +2,7 @@
 // Launch configurations of the `cuda_decode` kernel: every tuned constant in one place.
 // Measurements behind the choice: bench/results/ (H200, dated files).
 #include <cstdint>
+#include <functional>
 
 namespace fp4gemm::cuda_decode {
 
@@ -31,16 +32,33 @@ constexpr int weight_chunks_in_flight(int m_tiles) { return m_tiles <= 2 ? 4 : 2
 constexpr bool prefetch_activations(int m_tiles) { return m_tiles == 2 || m_tiles == 4; }
 
 // Warps per SM the register allocation must leave room for (__launch_bounds__' minimum CTAs): 24
-// (80 registers) for one activation tile and one weight tile; no bound otherwise.
-// - One activation tile and two weight tiles: ptxas picks 72 registers unbounded, without spills,
-//   and M = 1 on 28672x8192 depends on it: its 896 CTAs of 4 warps fit one wave only at 7 CTAs per
-//   SM. A build whose extra code took this kernel to 80 registers (6 CTAs per SM, two waves) ran
-//   43.3 us against 33.3 (bench/results/2026-11-30-h200-s9.md). Bounding it to 28 warps does not
-//   guard that (ptxas then spills 40 bytes at 72); the GPU test
+// (80 registers) for one activation tile in CTAs of one weight tile per warp or of 8 warps; no
+// bound otherwise.
+// - One activation tile and two weight tiles in 4-warp CTAs: ptxas picks 72 registers unbounded,
+//   without spills, and M = 1 on 28672x8192 depends on it: its 896 CTAs of 4 warps fit one wave
+//   only at 7 CTAs per SM. A build whose extra code took this kernel to 80 registers (6 CTAs per
+//   SM, two waves) ran 43.3 us against 33.3 (bench/results/2026-11-30-h200-s9.md). Bounding it to
+//   28 warps does not guard that (ptxas then spills 36 bytes at 72); the GPU test
 //   OneTokenShapeOfTheLargestIssueWeightKeepsSevenCtasPerSm does.
 // - Two or more activation tiles: at 96 registers (5 CTAs of 4 warps) M = 16 spilled 104 bytes
 //   and ran 44.8 -> 66.1 us (2026-11-30-h200-s7.md).
-constexpr int min_resident_warps(int m_tiles, int tiles_per_warp) { return m_tiles == 1 && tiles_per_warp == 1 ? 24 : 0; }
+constexpr int min_resident_warps(int m_tiles, int cta_warps, int tiles_per_warp) {
+  return m_tiles == 1 && (tiles_per_warp == 1 || cta_warps == 8) ? 24 : 0;
+}
+
+// Whether the kernel's steady loop runs two ring rounds per iteration. A slot's refill lands in
+// other registers than the chunk it replaces (both are live while that chunk is decoded); over two
+// rounds the registers come back to where they started, so the ~20 register moves at the loop's
+// back edge go (SASS: 7-12% fewer instructions per MMA). H200, against one round
+// (bench/results/2026-12-01-h200-s12.md, call 1): M = 16 28672x8192 43.0 -> 38.4 us, 4096x12288
+// 12.0 -> 11.5, 12288x4096 10.7 -> 10.4; M = 4 12288x4096 8.8 -> 8.5; the one-tile, one-tile-per-
+// warp kernels unchanged (4096x4096, 4096x12288 M = 1 and 4).
+// Not for four activation tiles (138 -> 170 registers, one CTA per SM fewer), nor for 4-warp CTAs
+// of one activation tile and tile pairs: they keep 7 CTAs per SM only at 72 registers, which two
+// rounds reach only with 16 bytes of spills (28672x8192 M = 1 and 4 were 0.7-1.6% slower so).
+constexpr bool two_rounds_per_iteration(int m_tiles, int cta_warps, int tiles_per_warp) {
+  return m_tiles != 4 && !(m_tiles == 1 && tiles_per_warp == 2 && cta_warps == 4);
+}
 
 // The CTA shape rule for M <= 32 (decode_tuning.cpp): chunks each warp should stream, the fewest
 // warps per SM the grid should offer, CTA size bounds. Fitted to the H200 sweep (bench/results/).
@@ -84,12 +102,35 @@ struct LaunchShape {
   int tiles_per_warp = 1;  // weight tiles of 16 rows each warp multiplies with one activation load
 };
 
+// CTAs of a shape's compiled kernel one SM of the GPU at hand holds at once (its occupancy); 0
+// when the shape is not compiled or CUDA cannot say. The launcher passes
+// decode_gemm_resident_ctas_per_sm; host-only callers (a simulated GPU) have none.
+using ResidentCtasPerSm = std::function<int(const LaunchShape&)>;
+
+// A grid of more than one and at most kMaxTailWaves waves of the GPU's resident CTA slots runs its
+// second, partial wave with most SMs idle. Where the rule's shape does that, the first of these
+// that fits one wave is taken instead: tile pairs (half the CTAs), else half the K-warps per CTA
+// (more CTAs per SM). H200, M = 1 (bench/results/2026-12-01-h200-s12.md, call 1 sweep):
+// 8192x8192 1x8 at 1.29 waves 14.33 us, 1x8x2 at 0.65 12.19; 8192x28672 1x8 (1.29) 40.83, 1x8x2
+// 35.23; 14336x4096 1x8x2 (1.13) 12.76, 1x4x2 (0.48) 11.89; M = 16 10240x8192 1x8x2 (1.21) 19.08,
+// 1x4x2 (0.61) 18.10. Grids of 1.7-1.9 waves were the fastest of their shape in the same sweep
+// (28672x4096 M = 16, 8192x28672 M = 1), hence the bound.
+inline constexpr double kMaxTailWaves = 1.5;
+
+// Waves of the shape's grid of `ctas` CTAs on `resident_ctas_per_sm` x `multiprocessors` slots; 0
+// when the occupancy is unknown.
+constexpr double grid_waves(std::int64_t ctas, int resident_ctas_per_sm, int multiprocessors) {
+  return resident_ctas_per_sm > 0 && multiprocessors > 0 ? double(ctas) / (double(resident_ctas_per_sm) * multiprocessors) : 0.0;
+}
+
 // Picks the shape for a problem on a GPU with `multiprocessors` SMs. `programmatic`: whether the
 // launch may use PDL (programmatic_launch_policy is not off); the 5- and 12-way K splits
 // (kPairedFillWarpsK, kWideWarpsK) exist only to fill the GPU for PDL and measured slower without
 // it on two of the three rows (12288x4096 M = 16 11.7 -> 12.0 us, 4096x4096 M = 1 5.45 -> 5.8), so
-// they are used only then.
-LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool programmatic);
+// they are used only then. With `resident_ctas_per_sm`, a grid of a partial second wave is
+// replaced as kMaxTailWaves says; without it the shape is the rule's alone.
+LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool programmatic,
+                                const ResidentCtasPerSm& resident_ctas_per_sm = nullptr);
 
 // CTAs of the mma.sync kernel's grid for N weight rows (the launcher and `explain` both use it).
 std::int64_t grid_ctas(const LaunchShape& shape, std::int64_t n);

@@ -1,5 +1,6 @@
 #include "backends/cuda_decode/kernel_plan.hpp"
 
+#include <cstdio>
 #include <sstream>
 
 #include "backends/cuda_decode/decode_layout.hpp"
@@ -28,9 +29,31 @@ std::string kernel_reason(DecodeKernel kernel, int sm) {
   return (kernel == DecodeKernel::mma ? "not wgmma: " : "") + rule;
 }
 
-void describe_mma(const GemmProblem& problem, const DeviceInfo& device, std::ostringstream& text) {
+std::string shape_name(const LaunchShape& shape) {
+  return std::to_string(shape.warps_n) + "x" + std::to_string(shape.warps_k) + (shape.tiles_per_warp == 2 ? "x2" : "");
+}
+
+// Why the size rule (choose_launch_shape without occupancy) chose `shape`.
+void describe_size_rule(const LaunchShape& shape, std::ostringstream& text) {
+  if (shape.tiles_per_warp == 2) {
+    text << " (M <= " << 8 * kMaxPairedMTiles << " and the tile pairs still fill " << min_grid_warps_per_sm(shape.m_tiles)
+         << " warps per SM: each activation load serves 32 rows)";
+  } else if (shape.m_tiles <= kMaxPairedMTiles) {
+    text << " (tile pairs would leave fewer than " << min_grid_warps_per_sm(shape.m_tiles) << " warps per SM)";
+  }
+  if (shape.tiles_per_warp == 2 && shape.warps_k == kPairedFillWarpsK) {
+    text << "; K split " << kPairedFillWarpsK << " ways, not 4, so that " << kFiveWarpCtasPerSm << " CTAs per SM fill the GPU";
+  } else if (shape.tiles_per_warp == 1 && shape.warps_k == kWideWarpsK) {
+    text << "; K split " << kWideWarpsK << " ways, not 8, so that 2 CTAs per SM fill the GPU";
+  }
+}
+
+void describe_mma(const GemmProblem& problem, const DeviceInfo& device, const ResidentCtasPerSm& resident_ctas_per_sm,
+                  std::ostringstream& text) {
   const bool programmatic = programmatic_launch_policy(device.sm()) != ProgrammaticLaunch::off;
-  LaunchShape shape = choose_launch_shape(problem.m, problem.n, problem.k, device.multiprocessors, programmatic);
+  const LaunchShape rule = choose_launch_shape(problem.m, problem.n, problem.k, device.multiprocessors, programmatic);
+  LaunchShape shape = choose_launch_shape(problem.m, problem.n, problem.k, device.multiprocessors, programmatic, resident_ctas_per_sm);
+  const bool wave_fitted = shape.warps_n != rule.warps_n || shape.warps_k != rule.warps_k || shape.tiles_per_warp != rule.tiles_per_warp;
   const bool overridden = shape_override(shape);
   const std::int64_t cta_tiles = std::int64_t(shape.warps_n) * shape.tiles_per_warp;
   text << plural(grid_ctas(shape, problem.n), "CTA", "CTAs") << " of " << shape.warps_n << "x" << shape.warps_k << " warps ("
@@ -38,16 +61,17 @@ void describe_mma(const GemmProblem& problem, const DeviceInfo& device, std::ost
        << plural(shape.tiles_per_warp, "weight tile", "weight tiles") << " of 16 rows per warp";
   if (overridden) {
     text << " [FP4GEMM_DECODE_SHAPE]";
-  } else if (shape.tiles_per_warp == 2) {
-    text << " (M <= " << 8 * kMaxPairedMTiles << " and the tile pairs still fill " << min_grid_warps_per_sm(shape.m_tiles)
-         << " warps per SM: each activation load serves 32 rows)";
-  } else if (shape.m_tiles <= kMaxPairedMTiles) {
-    text << " (tile pairs would leave fewer than " << min_grid_warps_per_sm(shape.m_tiles) << " warps per SM)";
-  }
-  if (!overridden && shape.tiles_per_warp == 2 && shape.warps_k == kPairedFillWarpsK) {
-    text << "; K split " << kPairedFillWarpsK << " ways, not 4, so that " << kFiveWarpCtasPerSm << " CTAs per SM fill the GPU";
-  } else if (!overridden && shape.tiles_per_warp == 1 && shape.warps_k == kWideWarpsK) {
-    text << "; K split " << kWideWarpsK << " ways, not 8, so that 2 CTAs per SM fill the GPU";
+  } else if (wave_fitted) {
+    char waves[32];
+    std::snprintf(waves, sizeof waves, "%.2f", grid_waves(grid_ctas(rule, problem.n), resident_ctas_per_sm(rule), device.multiprocessors));
+    text << "; not the size rule's " << shape_name(rule) << ", whose grid of " << grid_ctas(rule, problem.n) << " CTAs would take "
+         << waves << " waves of the GPU's resident slots (a partial second wave idles most SMs; this grid fits one)";
+  } else {
+    describe_size_rule(shape, text);
+    if (!resident_ctas_per_sm) {
+      text << " (the size rule's shape: on the GPU itself, a grid of 1-" << kMaxTailWaves
+           << " waves of the kernel's resident slots takes a one-wave alternative)";
+    }
   }
   text << ", activation rows in MMA passes of " << 8 * shape.m_tiles;
 }
@@ -89,14 +113,14 @@ std::string describe_programmatic_launch(ProgrammaticLaunch policy, DecodeKernel
 
 }  // namespace
 
-std::string describe_kernel_plan(const GemmProblem& problem, const DeviceInfo& device) {
+std::string describe_kernel_plan(const GemmProblem& problem, const DeviceInfo& device, const ResidentCtasPerSm& resident_ctas_per_sm) {
   std::ostringstream text;
   try {
     const DecodeKernel kernel = choose_decode_kernel(problem.m, problem.n, problem.k, device.sm());
     if (problem.activation == ActivationType::nvfp4) text << "NVFP4 activations dequantized to BF16 first (exact); ";
     text << decode_kernel_name(kernel) << " kernel (" << kernel_reason(kernel, device.sm()) << "): ";
     switch (kernel) {
-      case DecodeKernel::mma: describe_mma(problem, device, text); break;
+      case DecodeKernel::mma: describe_mma(problem, device, resident_ctas_per_sm, text); break;
       case DecodeKernel::wgmma: describe_wgmma(problem, device, text); break;
       case DecodeKernel::resident: describe_resident(problem, text); break;
     }

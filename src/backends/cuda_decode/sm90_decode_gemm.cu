@@ -68,7 +68,7 @@ __device__ __forceinline__ void compute_chunk(const uint4& code_words, std::uint
 // kTilesPerWarp weight tiles per warp (side by side in one record) share each activation load:
 // half the L2 -> SM activation bytes per weight byte at 2 (decode_tuning.hpp).
 template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp>
-__global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMTiles, kTilesPerWarp) / (kWarpsN * kWarpsK))
+__global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMTiles, kWarpsN * kWarpsK, kTilesPerWarp) / (kWarpsN * kWarpsK))
     decode_gemm_kernel(const DecodeGemmArgs args) {
   constexpr int kThreads = 32 * kWarpsN * kWarpsK;
   constexpr int kCtaRows = kTileRows * kTilesPerWarp * kWarpsN;
@@ -187,7 +187,18 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMT
     };
     static_assert(kDepth % 2 == 0, "activation buffers alternate with the ring slots");
     int base = chunk_begin;
-    // Steady state: every slot is full and every refill and prefetch is inside the range.
+    // Steady state: every slot is full and every refill and prefetch is inside the range; two
+    // rounds per iteration where decode_tuning.hpp says, then one.
+    if constexpr (two_rounds_per_iteration(kMTiles, kWarpsN * kWarpsK, kTilesPerWarp)) {
+      for (; base + 3 * kDepth <= fast_end; base += 2 * kDepth) {
+#pragma unroll
+        for (int slot = 0; slot < kDepth; ++slot) step(slot, true, true);
+        next_round();
+#pragma unroll
+        for (int slot = 0; slot < kDepth; ++slot) step(slot, true, true);
+        next_round();
+      }
+    }
     for (; base + 2 * kDepth <= fast_end; base += kDepth) {
 #pragma unroll
       for (int slot = 0; slot < kDepth; ++slot) step(slot, true, true);
