@@ -50,9 +50,9 @@ constexpr int min_resident_warps(int m_tiles, int cta_warps, int tiles_per_warp)
 // other registers than the chunk it replaces (both are live while that chunk is decoded); over two
 // rounds the registers come back to where they started, so the ~20 register moves at the loop's
 // back edge go (SASS: 7-12% fewer instructions per MMA). H200, against one round
-// (bench/results/2026-12-01-h200-s12.md, call 1): M = 16 28672x8192 43.0 -> 38.4 us, 4096x12288
-// 12.0 -> 11.5, 12288x4096 10.7 -> 10.4; M = 4 12288x4096 8.8 -> 8.5; the one-tile, one-tile-per-
-// warp kernels unchanged (4096x4096, 4096x12288 M = 1 and 4).
+// (bench/results/2026-12-01-h200-s12.md, call 2): M = 16 28672x8192 43.8 -> 38.7 us, 4096x12288
+// 12.2 -> 11.6, 12288x4096 10.7 -> 10.5; M = 4 12288x4096 8.9 -> 8.6; the one-tile, one-tile-per-
+// warp kernels unchanged within noise (4096x4096, 4096x12288 M = 1 and 4: -0.3 to +1.1%).
 // Not for four activation tiles (138 -> 170 registers, one CTA per SM fewer), nor for 4-warp CTAs
 // of one activation tile and tile pairs: they keep 7 CTAs per SM only at 72 registers, which two
 // rounds reach only with 16 bytes of spills (28672x8192 M = 1 and 4 were 0.7-1.6% slower so).
@@ -114,7 +114,9 @@ using ResidentCtasPerSm = std::function<int(const LaunchShape&)>;
 // 8192x8192 1x8 at 1.29 waves 14.33 us, 1x8x2 at 0.65 12.19; 8192x28672 1x8 (1.29) 40.83, 1x8x2
 // 35.23; 14336x4096 1x8x2 (1.13) 12.76, 1x4x2 (0.48) 11.89; M = 16 10240x8192 1x8x2 (1.21) 19.08,
 // 1x4x2 (0.61) 18.10. Grids of 1.7-1.9 waves were the fastest of their shape in the same sweep
-// (28672x4096 M = 16, 8192x28672 M = 1), hence the bound.
+// (28672x4096 M = 16, 8192x28672 M = 1), hence the bound. Call 2, the rule against the size rule
+// alone: every changed shape 3-25% faster, eight of the twelve not in the sweep (7168x7168 M = 1
+// 13.8 -> 10.3 us, 12288x12288 M = 16 30.1 -> 26.5, 8192x8192 M = 32 35.8 -> 29.0).
 inline constexpr double kMaxTailWaves = 1.5;
 
 // Waves of the shape's grid of `ctas` CTAs on `resident_ctas_per_sm` x `multiprocessors` slots; 0
