@@ -47,13 +47,17 @@ __device__ __forceinline__ std::uint32_t bf16x2_mul(std::uint32_t a, std::uint32
 struct RowScales {
   std::uint32_t g, g8;
 };
+// Byte offsets of the two scales' 4-byte table entries: (byte 0 << 2) without a separate shift and
+// AND, (byte 1 << 2) as a high multiply, which runs on the FMA pipe instead of the busier ALU.
+__device__ __forceinline__ std::uint32_t scale_entry_offset_g(std::uint32_t scale_bytes) { return (scale_bytes << 2) & 0x3FC; }
+__device__ __forceinline__ std::uint32_t scale_entry_offset_g8(std::uint32_t scale_bytes) {
+  return __umulhi(scale_bytes, 1u << 26) & 0x3FC;
+}
 __device__ __forceinline__ RowScales lookup_row_scales(std::uint32_t scale_bytes, const std::uint32_t* scale_table) {
-  // Byte offsets into the 4-byte table entries: (byte << 2) without a separate shift and AND.
   const char* table = reinterpret_cast<const char*>(scale_table);
   RowScales scales;
-  scales.g = *reinterpret_cast<const std::uint32_t*>(table + ((scale_bytes << 2) & 0x3FC));
-  // (byte 1 << 2) as a high multiply, which runs on the FMA pipe instead of the busier ALU.
-  scales.g8 = *reinterpret_cast<const std::uint32_t*>(table + (__umulhi(scale_bytes, 1u << 26) & 0x3FC));
+  scales.g = *reinterpret_cast<const std::uint32_t*>(table + scale_entry_offset_g(scale_bytes));
+  scales.g8 = *reinterpret_cast<const std::uint32_t*>(table + scale_entry_offset_g8(scale_bytes));
   return scales;
 }
 

@@ -28,17 +28,39 @@ __device__ __forceinline__ void fence_barrier_init() { asm volatile("fence.mbarr
 __device__ __forceinline__ void mbarrier_arrive_expect_bytes(std::uint64_t* barrier, unsigned bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(barrier)), "r"(bytes) : "memory");
 }
-__device__ __forceinline__ void mbarrier_arrive(std::uint64_t* barrier) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_address(barrier)) : "memory");
+// The barrier forms taking a shared-memory address (shared_address) let a loop keep the address in
+// a register instead of converting a pointer in every iteration.
+__device__ __forceinline__ void mbarrier_arrive(std::uint32_t barrier_address) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(barrier_address) : "memory");
 }
+__device__ __forceinline__ void mbarrier_arrive(std::uint64_t* barrier) { mbarrier_arrive(shared_address(barrier)); }
 // Waits until the phase of parity `parity` has completed (a fresh barrier counts parity 1 as done).
-__device__ __forceinline__ void mbarrier_wait(std::uint64_t* barrier, unsigned parity) {
+__device__ __forceinline__ void mbarrier_wait(std::uint32_t barrier_address, unsigned parity) {
   asm volatile(
       "{\n.reg .pred done;\nwait_again:\n"
       "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra wait_again;\n}\n" ::"r"(shared_address(barrier)),
+      "@!done bra wait_again;\n}\n" ::"r"(barrier_address),
       "r"(parity)
       : "memory");
+}
+__device__ __forceinline__ void mbarrier_wait(std::uint64_t* barrier, unsigned parity) { mbarrier_wait(shared_address(barrier), parity); }
+
+// Loads from this CTA's shared memory at a shared_address. Volatile, so that they stay after the
+// barrier wait that makes the data valid and before the arrive that hands the stage back.
+__device__ __forceinline__ uint4 load_shared_16(std::uint32_t address) {
+  uint4 value;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w) : "r"(address));
+  return value;
+}
+__device__ __forceinline__ std::uint32_t load_shared_4(std::uint32_t address) {
+  std::uint32_t value;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(value) : "r"(address));
+  return value;
+}
+__device__ __forceinline__ std::uint32_t load_shared_2(std::uint32_t address) {
+  std::uint16_t value;
+  asm volatile("ld.shared.u16 %0, [%1];" : "=h"(value) : "r"(address));
+  return value;
 }
 
 // mbarrier_wait with acquire at cluster scope: the writes that other CTAs of the cluster released

@@ -14,32 +14,54 @@ namespace fp4gemm::cuda_decode {
 
 #if FP4GEMM_SM90A_DEVICE
 
-// A weight stage holds the codes of the CTA's tiles (kTileCodeBytes each, decode_layout.hpp), then
-// their scales at `scale_offset`. Warp `warp` decodes tile `warp`.
-__device__ __forceinline__ void decode_stage_tile(const std::uint8_t* stage, int scale_offset, int warp, int lane,
-                                                  const std::uint32_t* scale_table, std::uint32_t (&fragments)[kBlocksPerChunk][4]) {
-  const uint4 words = *reinterpret_cast<const uint4*>(stage + warp * kTileCodeBytes + lane * 16);
-  const std::uint32_t scale_bytes = *reinterpret_cast<const std::uint16_t*>(stage + scale_offset + warp * kTileScaleBytes + lane * 2);
-  const RowScales scales = lookup_row_scales(scale_bytes, scale_table);
+// Decodes a lane's part of a 16-row tile of one chunk into four A fragments: its 16 code bytes at
+// shared address `code_address`, its two scale bytes at `scale_address`, the scale table at
+// `table_address` (shared addresses, so that a loop can keep them in registers).
+__device__ __forceinline__ void decode_tile_at(std::uint32_t code_address, std::uint32_t scale_address, std::uint32_t table_address,
+                                               std::uint32_t (&fragments)[kBlocksPerChunk][4]) {
+  const uint4 words = load_shared_16(code_address);
+  const std::uint32_t scale_bytes = load_shared_2(scale_address);
+  RowScales scales;
+  scales.g = load_shared_4(table_address + scale_entry_offset_g(scale_bytes));
+  scales.g8 = load_shared_4(table_address + scale_entry_offset_g8(scale_bytes));
   decode_fragment(words.x, scales, fragments[0]);
   decode_fragment(words.y, scales, fragments[1]);
   decode_fragment(words.z, scales, fragments[2]);
   decode_fragment(words.w, scales, fragments[3]);
 }
 
-// The chunk's four MMA blocks: D(64 x kTokens) += A(fragments) * B, B at `activation_address`
-// (shared memory, activation_pack_layout.hpp). The caller fences before and commits after.
+// A weight stage holds the codes of the CTA's tiles (kTileCodeBytes each, decode_layout.hpp), then
+// their scales at `scale_offset`. Warp `warp` decodes tile `warp`.
+__device__ __forceinline__ void decode_stage_tile(const std::uint8_t* stage, int scale_offset, int warp, int lane,
+                                                  const std::uint32_t* scale_table, std::uint32_t (&fragments)[kBlocksPerChunk][4]) {
+  const std::uint32_t stage_address = shared_address(stage);
+  decode_tile_at(stage_address + warp * kTileCodeBytes + lane * 16, stage_address + scale_offset + warp * kTileScaleBytes + lane * 2,
+                 shared_address(scale_table), fragments);
+}
+
+// The low descriptor word of the packed activations at shared address `activation_address`.
+__device__ __forceinline__ std::uint32_t activation_descriptor(std::uint32_t activation_address) {
+  return shared_matrix_descriptor_low<kCoreMatrixKStep>(activation_address);
+}
+
+// The chunk's four MMA blocks: D(64 x kTokens) += A(fragments) * B, B the packed activations whose
+// first descriptor word is `first_descriptor` (activation_descriptor; shared memory,
+// activation_pack_layout.hpp); each block's is an immediate further (see
+// shared_matrix_descriptor_low). The caller fences before and commits after.
 template <int kTokens>
-__device__ __forceinline__ void issue_chunk_wgmmas(float (&accumulators)[kTokens / 2], const std::uint32_t (&fragments)[kBlocksPerChunk][4],
-                                                   std::uint32_t activation_address) {
-  // One descriptor computation per chunk; each block's is an immediate further (see
-  // shared_matrix_descriptor_low).
-  const std::uint32_t first_descriptor = shared_matrix_descriptor_low<kCoreMatrixKStep>(activation_address);
+__device__ __forceinline__ void issue_chunk_wgmmas_at(float (&accumulators)[kTokens / 2],
+                                                      const std::uint32_t (&fragments)[kBlocksPerChunk][4], std::uint32_t first_descriptor) {
 #pragma unroll
   for (int block = 0; block < kBlocksPerChunk; ++block) {
     wgmma_k16<kTokens, kDescriptorHigh<kCoreMatrixNStep>>(accumulators, fragments[block],
                                                           first_descriptor + block * std::uint32_t(packed_block_bytes(kTokens) >> 4));
   }
+}
+// The same from the activations' shared address.
+template <int kTokens>
+__device__ __forceinline__ void issue_chunk_wgmmas(float (&accumulators)[kTokens / 2], const std::uint32_t (&fragments)[kBlocksPerChunk][4],
+                                                   std::uint32_t activation_address) {
+  issue_chunk_wgmmas_at<kTokens>(accumulators, fragments, activation_descriptor(activation_address));
 }
 
 // Stores `outputs` outputs of this CTA's slice of a row block: `slice_rows` weight rows (a power of

@@ -145,6 +145,19 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
   if (warp < kConsumerWarps || lane != 0) wait_for_prior_grids();  // before any output store below
   if (warp < kConsumerWarps) {
     const std::uint32_t stages = shared_address(shared);
+    // The shared addresses of the loop, computed once and pinned in every step (pin_register):
+    // left to itself ptxas rebuilt them in every step from SR_TID.X and SR_CgaCtaId, about 20
+    // instructions and two S2R latencies on each chunk's chain (ncu source view,
+    // bench/results/2026-12-01-h200-s12.md).
+    std::uint32_t code_address = stages + warp * kTileCodeBytes + lane * 16;
+    std::uint32_t scale_address = stages + Layout::kCodeBytes + warp * kTileScaleBytes + lane * 2;
+    std::uint32_t table_address = shared_address(scale_table);
+    std::uint32_t full_address = shared_address(full), empty_address = shared_address(empty);
+    std::uint32_t first_descriptor = activation_descriptor(stages + Layout::kActivationOffset);
+    const auto pin_addresses = [&] {
+      pin_register(code_address), pin_register(scale_address), pin_register(table_address);
+      pin_register(full_address), pin_register(empty_address), pin_register(first_descriptor);
+    };
     // Software-pipelined by one chunk: the wgmmas of chunk c run while the warp decodes chunk
     // c + 1 into the other fragment set, so the tensor pipe and the decode overlap inside each
     // warpgroup. A fragment set is rewritten only after `wgmma_wait<1>` has retired the group
@@ -152,7 +165,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
     // serializes every wgmma, C7513).
     std::uint32_t fragments_a[kBlocksPerChunk][4], fragments_b[kBlocksPerChunk][4];
     const auto decode_chunk = [&](int stage, std::uint32_t(&fragments)[kBlocksPerChunk][4]) {
-      decode_stage_tile(shared + stage * Layout::kStageBytes, Layout::kCodeBytes, warp, lane, scale_table, fragments);
+      decode_tile_at(code_address + stage * Layout::kStageBytes, scale_address + stage * Layout::kStageBytes, table_address, fragments);
     };
     // Every lane releases its own reads of the stage: an arrive orders only the arriving thread's
     // earlier accesses before the producer's refill. (One arrival per warp after __syncwarp, to
@@ -160,8 +173,11 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
     // and racecheck reports the other lanes' reads: bench/results/2026-11-30-h200-s6.md.)
     const auto release = [&](int stage) {
       if (multicast == 1) {
-        mbarrier_arrive(&empty[stage]);
+        mbarrier_arrive(empty_address + 8 * stage);
       } else {
+        // Not unrolled: the rule never multicasts, and this loop in every unrolled step of the
+        // ring made the kernel ~40% longer (instruction-cache misses showed in ncu as no_instruction).
+#pragma unroll 1
         for (int member = 0; member < multicast; ++member) mbarrier_arrive_in_cta(&empty[stage], cluster_rank(member, split));
       }
     };
@@ -176,11 +192,11 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
     // The count is the same for the whole CTA, so every warpgroup reaches each wgmma together.
     const auto step = [&](int chunk, int stage, std::uint32_t(&current)[kBlocksPerChunk][4],
                           std::uint32_t(&following)[kBlocksPerChunk][4]) {
-      const std::uint32_t activation_address = stages + stage * Layout::kStageBytes + Layout::kActivationOffset;
+      pin_addresses();
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
       wgmma_fence();
-      issue_chunk_wgmmas<kTokens>(accumulators, current, activation_address);
+      issue_chunk_wgmmas_at<kTokens>(accumulators, current, first_descriptor + std::uint32_t(stage * Layout::kStageBytes >> 4));
       wgmma_commit();
       wgmma_wait<1>();  // the previous chunk's group: its stage and fragment set are free again
 #pragma unroll
@@ -188,7 +204,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
       if (chunk > 0) release(stage == 0 ? kStages - 1 : stage - 1);
       if (chunk + 1 < chunk_count) {
         const int next = stage + 1 == kStages ? 0 : stage + 1;
-        mbarrier_wait(&full[next], next == 0 ? phase ^ 1 : phase);
+        mbarrier_wait(full_address + 8 * next, next == 0 ? phase ^ 1 : phase);
         decode_chunk(next, following);
       }
     };
