@@ -262,8 +262,8 @@ TEST(CudaDecodeTuning, UnknownOccupancyOrNoOneWaveAlternativeKeepsTheRulesShape)
   // Only the rule's own kernel is known: no alternative fits one wave.
   const auto only_rule = [](const LaunchShape& shape) { return shape.tiles_per_warp == 1 && shape.warps_k == 8 ? 3 : 0; };
   EXPECT_EQ(fields_of(choose_launch_shape(1, 8192, 8192, 132, true, only_rule)), (std::array<int, 3>{1, 8, 1}));
-  // 1.29 waves with tile pairs at 1 CTA per SM still over one wave, and halving K to 1x4 at 4 per
-  // SM (512 / 528): the second alternative is taken.
+  // The rule's 1.29 waves; tile pairs at 1 CTA per SM would take 1.94 (256 / 132), so the second
+  // alternative, 1x4 at 4 per SM (512 / 528), is taken.
   const auto pairs_full = [](const LaunchShape& shape) {
     return shape.tiles_per_warp == 2 ? 1 : shape.warps_k == 8 ? 3 : 4;
   };

@@ -51,7 +51,7 @@ constexpr int min_resident_warps(int m_tiles, int cta_warps, int tiles_per_warp)
 // rounds the registers come back to where they started, so the ~20 register moves at the loop's
 // back edge go (SASS: 7-12% fewer instructions per MMA). H200, against one round
 // (bench/results/2026-12-01-h200-s12.md, call 2): M = 16 28672x8192 43.8 -> 38.7 us, 4096x12288
-// 12.2 -> 11.6, 12288x4096 10.7 -> 10.5; M = 4 12288x4096 8.9 -> 8.6; the one-tile, one-tile-per-
+// 12.1 -> 11.6, 12288x4096 10.7 -> 10.5; M = 4 12288x4096 8.9 -> 8.6; the one-tile, one-tile-per-
 // warp kernels unchanged within noise (4096x4096, 4096x12288 M = 1 and 4: -0.3 to +1.1%).
 // Not for four activation tiles (138 -> 170 registers, one CTA per SM fewer), nor for 4-warp CTAs
 // of one activation tile and tile pairs: they keep 7 CTAs per SM only at 72 registers, which two
@@ -110,13 +110,16 @@ using ResidentCtasPerSm = std::function<int(const LaunchShape&)>;
 // A grid of more than one and at most kMaxTailWaves waves of the GPU's resident CTA slots runs its
 // second, partial wave with most SMs idle. Where the rule's shape does that, the first of these
 // that fits one wave is taken instead: tile pairs (half the CTAs), else half the K-warps per CTA
-// (more CTAs per SM). H200, M = 1 (bench/results/2026-12-01-h200-s12.md, call 1 sweep):
-// 8192x8192 1x8 at 1.29 waves 14.33 us, 1x8x2 at 0.65 12.19; 8192x28672 1x8 (1.29) 40.83, 1x8x2
-// 35.23; 14336x4096 1x8x2 (1.13) 12.76, 1x4x2 (0.48) 11.89; M = 16 10240x8192 1x8x2 (1.21) 19.08,
-// 1x4x2 (0.61) 18.10. Grids of 1.7-1.9 waves were the fastest of their shape in the same sweep
-// (28672x4096 M = 16, 8192x28672 M = 1), hence the bound. Call 2, the rule against the size rule
-// alone: every changed shape 3-25% faster, eight of the twelve not in the sweep (7168x7168 M = 1
-// 13.8 -> 10.3 us, 12288x12288 M = 16 30.1 -> 26.5, 8192x8192 M = 32 35.8 -> 29.0).
+// (more CTAs per SM; where that leaves 2 K-warps, CTAs of 2x2 warps, half as many). H200, M = 1
+// (bench/results/2026-12-01-h200-s12.md, call 1 sweep, one build): 8192x8192 1x8 at 1.29 waves
+// 14.33 us, 1x8x2 at 0.65 12.19; 8192x28672 1x8 (1.29) 40.83, 1x8x2 35.23 (1x12 at 1.94 35.16);
+// 14336x4096 1x8x2 (1.13) 12.76, 1x4x2 (0.48) 11.89; M = 16 10240x8192 1x8x2 (1.21) 19.08, 1x4x2
+// (0.61) 18.10. Grids of 1.7-1.9 waves were the fastest of their problem twice in the same sweep
+// (28672x4096 M = 16, 8192x28672 M = 1) but lost in two others (10240x8192 M = 1 1x8 at 1.62,
+// 8192x8192 M = 1 1x12 at 1.94): the bound is a judgement between them. Call 2 (the tip against
+// this rule and two ring rounds together): every changed shape 3-25% faster; where two rounds
+// leave both kernels alone, the four-tile rows, 8192x8192 M = 32 35.8 -> 29.0 us, 7168x7168 31.7
+// -> 25.6, 3072x4096 9.4 -> 9.0.
 inline constexpr double kMaxTailWaves = 1.5;
 
 // Waves of the shape's grid of `ctas` CTAs on `resident_ctas_per_sm` x `multiprocessors` slots; 0

@@ -68,7 +68,8 @@ __device__ __forceinline__ void compute_chunk(const uint4& code_words, std::uint
 // kTilesPerWarp weight tiles per warp (side by side in one record) share each activation load:
 // half the L2 -> SM activation bytes per weight byte at 2 (decode_tuning.hpp).
 template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp>
-__global__ void __launch_bounds__(32 * kWarpsN * kWarpsK, min_resident_warps(kMTiles, kWarpsN * kWarpsK, kTilesPerWarp) / (kWarpsN * kWarpsK))
+__global__ void __launch_bounds__(32 * kWarpsN * kWarpsK,
+                                  min_resident_warps(kMTiles, kWarpsN * kWarpsK, kTilesPerWarp) / (kWarpsN * kWarpsK))
     decode_gemm_kernel(const DecodeGemmArgs args) {
   constexpr int kThreads = 32 * kWarpsN * kWarpsK;
   constexpr int kCtaRows = kTileRows * kTilesPerWarp * kWarpsN;
