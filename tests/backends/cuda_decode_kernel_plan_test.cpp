@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "backends/cuda_decode/decode_tuning.hpp"
 #include "backends/cuda_decode/kernel_plan.hpp"
 #include "fp4gemm/dispatch/device_arguments.hpp"
 
@@ -37,6 +38,21 @@ TEST(CudaDecodeKernelPlan, NamesTheKernelAndShapeTheRulesPickOnAnH200) {
   EXPECT_TRUE(contains(wgmma, "; programmatic dependent launch (the next kernel enters after the main loop)")) << wgmma;
   const std::string w4a4 = describe_kernel_plan({16, 4096, 4096, ActivationType::nvfp4, DType::bf16}, h200);
   EXPECT_EQ(w4a4.rfind("NVFP4 activations dequantized to BF16 first", 0), 0u) << w4a4;
+}
+
+// A wgmma grid that fits the SMs runs one CTA per SM (decode_tuning.hpp, wgmma_one_cta_per_sm);
+// the plan says so, and only then.
+TEST(CudaDecodeKernelPlan, AWgmmaGridThatFitsTheSmsRunsOneCtaPerSm) {
+  const DeviceInfo h200 = dispatch::simulated_device(90, 130100);  // 132 SMs
+  const std::string fits = describe_kernel_plan({64, 8192, 8192, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(fits, "128 CTAs of 1 warpgroup")) << fits;
+  EXPECT_TRUE(contains(fits, "; one CTA per SM (the grid fits the 132 SMs")) << fits;
+  const std::string wider = describe_kernel_plan({64, 12288, 4096, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(wider, "192 CTAs of 1 warpgroup")) << wider;
+  EXPECT_FALSE(contains(wider, "one CTA per SM")) << wider;
+  EXPECT_TRUE(cuda_decode::wgmma_one_cta_per_sm(132, 132));
+  EXPECT_FALSE(cuda_decode::wgmma_one_cta_per_sm(133, 132));
+  EXPECT_FALSE(cuda_decode::wgmma_one_cta_per_sm(1, 0));  // the SM count unknown: the kernel's own occupancy
 }
 
 TEST(CudaDecodeKernelPlan, SaysWhenTheGridsWavesChangedTheShape) {

@@ -161,7 +161,8 @@ bool shape_override(LaunchShape& shape);
 //   would gain 9%.
 // - The wgmma kernel lets the next kernel in only once its main loop is done (earlier, at
 //   session 5, it was 37% slower with PDL); then 1-3% faster at M = 32 and 64 on 28672x8192 and
-//   12288x4096, so it always uses PDL when the policy is not off.
+//   12288x4096, so it always uses PDL when the policy is not off. A grid that fits the SMs runs
+//   one CTA per SM so that the next grid's early CTAs cannot crowd (wgmma_one_cta_per_sm).
 // FP4GEMM_PDL=1 turns it on for every launch, 0 off (any other value throws); unset, the policy is
 // when_grid_fills. Before SM 9.0 it is off (griddepcontrol is SM 9.0 and newer).
 enum class ProgrammaticLaunch { off, on, when_grid_fills };
@@ -192,6 +193,18 @@ inline constexpr std::int64_t kWgmmaTallMinN = 16384;
 // the chunk's activations, filled by bulk copies (bytes in flight cost no registers). Measured:
 // 4 and 8 tie on the chosen shapes, 12 (one CTA per SM) is 15-70% slower.
 inline constexpr int kWgmmaStages = 8;
+// Whether the wgmma kernel's grid of `ctas` CTAs runs one CTA per SM (its shared memory padded
+// so that a second never fits). Where the grid fits the SMs, a second resident slot per SM lets the
+// next call's CTAs, launched early by PDL once this grid's leave their main loop, pile two onto
+// some SMs while others stay idle; each SM's pair then takes about twice as long. H200, M = 64, same
+// run (bench/results/2026-12-01-h200-s13.md, call 6): 8192x8192 (128 CTAs of 1:1) 51.5 -> 40.3 us,
+// 8192x28672 158.4 -> 123.0; forced shapes: 132 CTAs of 1:1 (8448x4096) 30.2 -> 23.9 (M = 32:
+// 24.9 -> 21.4), 96 of 2:1 (12288x4096) 45.5 -> 29.7. Launched without PDL they are placed evenly
+// too (40.9, 123.1, 24.6, 30.6 us); the padding keeps PDL. Larger grids are unchanged (12288x4096
+// and 28672x8192 at M = 64: 30.7 and 82.8 us in both builds).
+constexpr bool wgmma_one_cta_per_sm(std::int64_t ctas, int multiprocessors) {
+  return multiprocessors > 0 && ctas <= multiprocessors;
+}
 // A cluster is multicast x splits CTAs (neighbouring row blocks sharing activation copies, times K
 // splits reduced through distributed shared memory), bounded by the portable cluster size.
 inline constexpr int kMaxWgmmaCluster = 8;

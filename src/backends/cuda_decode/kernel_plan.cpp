@@ -86,6 +86,10 @@ void describe_wgmma(const GemmProblem& problem, const DeviceInfo& device, std::o
        << (shape.splits == 1 ? std::string("K not split") : "K split " + plural(shape.splits, "way", "ways") + " in a cluster");
   if (shape.multicast > 1) text << ", activation copies multicast over " << shape.multicast << " CTAs";
   if (overridden) text << " [FP4GEMM_WGMMA_SHAPE]";
+  if (wgmma_one_cta_per_sm(ctas, device.multiprocessors)) {
+    text << "; one CTA per SM (the grid fits the " << device.multiprocessors
+         << " SMs; a second slot per SM would let the next call's CTAs pile onto busy SMs)";
+  }
 }
 
 void describe_resident(const GemmProblem& problem, std::ostringstream& text) {

@@ -22,6 +22,8 @@
 //   workspace and no second kernel.
 #include <cooperative_groups.h>
 
+#include <mutex>
+
 #include "backends/cuda_decode/activation_pack.hpp"
 #include "backends/cuda_decode/decode_device.cuh"
 #include "backends/cuda_common/programmatic_launch.cuh"
@@ -267,16 +269,22 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
 }
 
 template <int kTokens, int kWarpgroups>
-cudaError_t launch(const WgmmaGemmArgs& args, int splits, int multicast, bool programmatic, cudaStream_t stream) {
+cudaError_t launch(const WgmmaGemmArgs& args, int splits, int multicast, bool programmatic, int multiprocessors, cudaStream_t stream) {
   using Layout = WgmmaSharedLayout<kTokens, kWarpgroups>;
   const auto kernel = wgmma_gemm_kernel<kTokens, kWarpgroups>;
-  const cudaError_t configured = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Layout::kBytes);
-  if (configured != cudaSuccess) return configured;
   const std::int64_t ctas_n = grid_ctas_along_n(WgmmaShape{kTokens, kWarpgroups, splits, multicast}, args.n);
+  // One CTA per SM: the most shared memory a CTA may have leaves no room for a second.
+  const int shared_bytes = wgmma_one_cta_per_sm(ctas_n * splits, multiprocessors) ? int(kSm90SharedBytesPerBlock) : Layout::kBytes;
+  // The kernel's shared-memory limit now differs between grids, so another thread could lower it
+  // between this thread's setting and its launch: both happen under one lock.
+  static std::mutex attribute_and_launch;
+  const std::lock_guard<std::mutex> lock(attribute_and_launch);
+  const cudaError_t configured = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes);
+  if (configured != cudaSuccess) return configured;
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(unsigned(ctas_n), unsigned(splits));
   config.blockDim = dim3(32 * (4 * kWarpgroups + 1));
-  config.dynamicSmemBytes = Layout::kBytes;
+  config.dynamicSmemBytes = shared_bytes;
   config.stream = stream;
   cudaLaunchAttribute attributes[2];
   attributes[0].id = cudaLaunchAttributeClusterDimension;
@@ -293,10 +301,12 @@ cudaError_t launch(const WgmmaGemmArgs& args, int splits, int multicast, bool pr
 
 }  // namespace
 
-cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, const WgmmaShape& shape, bool programmatic, cudaStream_t stream) {
+cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, const WgmmaShape& shape, bool programmatic, int multiprocessors,
+                              cudaStream_t stream) {
   if (!is_compiled_wgmma_shape(shape)) return cudaErrorInvalidConfiguration;
-#define FP4GEMM_WGMMA_LAUNCH(t, wg) \
-  if (shape.tokens == t && shape.warpgroups == wg) return launch<t, wg>(args, shape.splits, shape.multicast, programmatic, stream);
+#define FP4GEMM_WGMMA_LAUNCH(t, wg)                   \
+  if (shape.tokens == t && shape.warpgroups == wg) \
+    return launch<t, wg>(args, shape.splits, shape.multicast, programmatic, multiprocessors, stream);
   FP4GEMM_WGMMA_SHAPES(FP4GEMM_WGMMA_LAUNCH)
 #undef FP4GEMM_WGMMA_LAUNCH
   return cudaErrorInvalidConfiguration;

@@ -13,9 +13,11 @@ struct WgmmaGemmArgs : KernelProblem {
   const void* packed_activations = nullptr;  // activation_pack_layout.hpp, shape.tokens wide
 };
 
-// Launches on `stream` (an SM 9.0 GPU only), with programmatic dependent launch when
-// `programmatic` (programmatic_launch.cuh); returns the launch status.
-cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, const WgmmaShape& shape, bool programmatic, cudaStream_t stream);
+// Launches on `stream` (an SM 9.0 GPU only, `multiprocessors` SMs), with programmatic dependent
+// launch when `programmatic` (programmatic_launch.cuh), one CTA per SM where
+// wgmma_one_cta_per_sm says; returns the launch status.
+cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, const WgmmaShape& shape, bool programmatic, int multiprocessors,
+                              cudaStream_t stream);
 
 // Whether the shape runs: (tokens, warpgroups) compiled in, multicast and splits powers of two, the cluster
 // (multicast x splits) at most kMaxWgmmaCluster CTAs.
