@@ -125,7 +125,8 @@ void run_wgmma(const GemmProblem& problem, const DecodeWeight& prepared, const s
   const bool programmatic = policy != cuda_decode::ProgrammaticLaunch::off;
   const PackedActivations packed(problem, prepared, activations, activation_stride, shape.tokens, programmatic, stream);
   const cuda_decode::WgmmaGemmArgs args = wgmma_args(problem, prepared, alpha, out, packed);
-  cuda::check_cuda(cuda_decode::launch_wgmma_gemm(args, shape, programmatic, prepared.multiprocessors, stream), "cuda_decode: launching the wgmma kernel");
+  cuda::check_cuda(cuda_decode::launch_wgmma_gemm(args, shape, programmatic, prepared.multiprocessors, stream),
+                   "cuda_decode: launching the wgmma kernel");
 }
 
 void run_resident(const GemmProblem& problem, const DecodeWeight& prepared, const std::uint16_t* activations,
