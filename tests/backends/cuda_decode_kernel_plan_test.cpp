@@ -43,6 +43,8 @@ TEST(CudaDecodeKernelPlan, NamesTheKernelAndShapeTheRulesPickOnAnH200) {
 // A wgmma grid that fits the SMs runs one CTA per SM (decode_tuning.hpp, wgmma_one_cta_per_sm);
 // the plan says so, and only then.
 TEST(CudaDecodeKernelPlan, AWgmmaGridThatFitsTheSmsRunsOneCtaPerSm) {
+  unsetenv("FP4GEMM_DECODE_KERNEL");
+  unsetenv("FP4GEMM_WGMMA_SHAPE");
   const DeviceInfo h200 = dispatch::simulated_device(90, 130100);  // 132 SMs
   const std::string fits = describe_kernel_plan({64, 8192, 8192, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(fits, "128 CTAs of 1 warpgroup")) << fits;

@@ -47,7 +47,10 @@ for line in sys.stdin:
     row = json.loads(line)
     for key in ("backend", "m", "n", "k", "time_us", "tflops", "weight_gbps", "roofline_fraction"):
         assert key in row, key
-    assert row["time_us"] > 0 and 0 < row["roofline_fraction"] < 1.5, row
+    # Not < 1: this problem sits in cache while the roofline takes the memory bandwidth measured in
+    # the same run, which a sanitizer build measures several times too low (7 GB/s against
+    # OpenBLAS, which is not instrumented: 1.78 of it in one CI run). 10x catches a unit error.
+    assert row["time_us"] > 0 and 0 < row["roofline_fraction"] < 10, row
 ' || fail "bench --json lines lack fields or hold impossible values"
 
 if [ $failures -eq 0 ]; then echo "cli smoke: all passed"; fi

@@ -200,8 +200,9 @@ inline constexpr int kWgmmaStages = 8;
 // run (bench/results/2026-12-01-h200-s13.md, call 6): 8192x8192 (128 CTAs of 1:1) 51.5 -> 40.3 us,
 // 8192x28672 158.4 -> 123.0; forced shapes: 132 CTAs of 1:1 (8448x4096) 30.2 -> 23.9 (M = 32:
 // 24.9 -> 21.4), 96 of 2:1 (12288x4096) 45.5 -> 29.7. Launched without PDL they are placed evenly
-// too (40.9, 123.1, 24.6, 30.6 us); the padding keeps PDL. Larger grids are unchanged (12288x4096
-// and 28672x8192 at M = 64: 30.7 and 82.8 us in both builds).
+// too (40.9, 123.1, 24.6, 30.6 us); the padding keeps PDL. Larger grids are unchanged (M = 64
+// 12288x4096 30.68 -> 30.66 us; 28672x8192 82.77, the tip's 82.6-83.0 in earlier calls). By the
+// rule this applies to weights of 8192-8448 rows at M >= 33.
 constexpr bool wgmma_one_cta_per_sm(std::int64_t ctas, int multiprocessors) {
   return multiprocessors > 0 && ctas <= multiprocessors;
 }

@@ -22,6 +22,7 @@
 //   workspace and no second kernel.
 #include <cooperative_groups.h>
 
+#include <map>
 #include <mutex>
 
 #include "backends/cuda_decode/activation_pack.hpp"
@@ -275,12 +276,22 @@ cudaError_t launch(const WgmmaGemmArgs& args, int splits, int multicast, bool pr
   const std::int64_t ctas_n = grid_ctas_along_n(WgmmaShape{kTokens, kWarpgroups, splits, multicast}, args.n);
   // One CTA per SM: the most shared memory a CTA may have leaves no room for a second.
   const int shared_bytes = wgmma_one_cta_per_sm(ctas_n * splits, multiprocessors) ? int(kSm90SharedBytesPerBlock) : Layout::kBytes;
-  // The kernel's shared-memory limit now differs between grids, so another thread could lower it
-  // between this thread's setting and its launch: both happen under one lock.
-  static std::mutex attribute_and_launch;
-  const std::lock_guard<std::mutex> lock(attribute_and_launch);
-  const cudaError_t configured = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes);
-  if (configured != cudaSuccess) return configured;
+  // The kernel's shared-memory limit (a property of the kernel on each device) only ever rises:
+  // lowering it for a small grid would break a larger launch of another thread between its setting
+  // and its launch, or one captured earlier in a CUDA graph.
+  static std::mutex limits_mutex;
+  static std::map<int, int> limits;  // device -> the limit set there
+  int device = 0;
+  if (const cudaError_t status = cudaGetDevice(&device); status != cudaSuccess) return status;
+  {
+    const std::lock_guard<std::mutex> lock(limits_mutex);
+    int& limit = limits[device];
+    if (shared_bytes > limit) {
+      const cudaError_t configured = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes);
+      if (configured != cudaSuccess) return configured;
+      limit = shared_bytes;
+    }
+  }
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(unsigned(ctas_n), unsigned(splits));
   config.blockDim = dim3(32 * (4 * kWarpgroups + 1));
