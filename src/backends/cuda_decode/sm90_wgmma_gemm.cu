@@ -280,7 +280,8 @@ cudaError_t launch(const WgmmaGemmArgs& args, int splits, int multicast, bool pr
   // lowering it for a small grid would break a larger launch of another thread between its setting
   // and its launch, or one captured earlier in a CUDA graph.
   static std::mutex limits_mutex;
-  static std::map<int, int> limits;  // device -> the limit set there
+  static std::map<int, int> limits;  // device -> the limit set there (a cudaDeviceReset, which
+                                     // the library never calls, would need it cleared)
   int device = 0;
   if (const cudaError_t status = cudaGetDevice(&device); status != cudaSuccess) return status;
   {
