@@ -1,8 +1,11 @@
 // The ModelOpt weight recipe and the runtime activation convention on hand-computed cases.
 #include <gtest/gtest.h>
+#include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 
 #include "fp4gemm/error.hpp"
 #include "fp4gemm/format/e2m1.hpp"
@@ -105,6 +108,35 @@ TEST(QuantizeWeight, AcceptsBf16AndFp16AndRejectsBadInput) {
   EXPECT_THROW(quantize_weight(f32.data(), 1, 32), Error);
   f32[3] = INFINITY;
   EXPECT_THROW(quantize_weight(f32.data(), 1, 32), Error);
+}
+
+// From 2^20 elements the conversion and quantization run on all threads: the result must not
+// depend on their number, and the error must name the first non-finite value in row-major order.
+TEST(QuantizeWeight, ALargeWeightIsTheSameOnOneThreadAndOnSeveralAndNamesItsFirstNonFiniteValue) {
+  constexpr std::int64_t kRows = 512, kCols = 2048;  // 2^20 elements: the parallel path
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal;
+  std::vector<float> values(std::size_t(kRows * kCols));
+  for (float& value : values) value = normal(rng);
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const Nvfp4Matrix serial = quantize_weight(values.data(), kRows, kCols);
+  omp_set_num_threads(std::max(threads, 3));
+  const Nvfp4Matrix parallel = quantize_weight(values.data(), kRows, kCols);
+  EXPECT_EQ(parallel.codes, serial.codes);
+  EXPECT_EQ(parallel.scales, serial.scales);
+  EXPECT_EQ(parallel.global_scale, serial.global_scale);
+
+  values[std::size_t(300 * kCols + 1)] = INFINITY;
+  values[std::size_t(5 * kCols + 7)] = std::nanf("");
+  std::string message;
+  try {
+    quantize_weight(values.data(), kRows, kCols);
+  } catch (const Error& error) {
+    message = error.what();
+  }
+  omp_set_num_threads(threads);
+  EXPECT_NE(message.find("non-finite value at [5, 7]"), std::string::npos) << message;
 }
 
 TEST(QuantizeActivation, FollowsTheRuntimeConvention) {
