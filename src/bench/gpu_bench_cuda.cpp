@@ -103,7 +103,7 @@ std::vector<Result> bench_gpu(int device, const std::vector<GemmProblem>& proble
   const DeviceInfo& info = devices[std::size_t(device)];
   Stream stream;
   std::vector<Result> results;
-  Nvfp4Matrix weight;  // reused while N and K stay the same (the CLI varies M only)
+  Nvfp4Matrix weight;  // reused while N and K stay the same (the CLI orders problems shape by shape)
   Result floor;        // the stream floor of that weight, timed once per N x K
   for (const GemmProblem& problem : problems) {
     if (weight.rows != problem.n || weight.cols != problem.k) {

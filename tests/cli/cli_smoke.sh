@@ -25,6 +25,9 @@ expect_error bench -m 0
 expect_error bench --backend nope
 expect_error bench --activation int8
 expect_error bench --no-such-flag
+expect_error bench --shapes 64x250
+expect_error bench --shapes 64
+expect_error bench --shapes 64x256 -n 64
 expect_error no-such-command
 expect_error explain -k 40
 expect_error explain --backend nope
@@ -52,6 +55,13 @@ for line in sys.stdin:
     # OpenBLAS, which is not instrumented: 1.78 of it in one CI run). 10x catches a unit error.
     assert row["time_us"] > 0 and 0 < row["roofline_fraction"] < 10, row
 ' || fail "bench --json lines lack fields or hold impossible values"
+
+shapes=$($cli bench -m 2 --shapes 64x256,48x32 --device cpu --no-peers --json 2>&1) || fail "bench --shapes exited non-zero: $shapes"
+echo "$shapes" | python3 -c '
+import json, sys
+rows = [json.loads(line) for line in sys.stdin]
+assert {(row["n"], row["k"]) for row in rows} == {(64, 256), (48, 32)}, rows
+' || fail "bench --shapes did not bench every shape it was given"
 
 if [ $failures -eq 0 ]; then echo "cli smoke: all passed"; fi
 exit $failures

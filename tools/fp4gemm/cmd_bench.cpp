@@ -2,6 +2,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +22,9 @@ struct BenchOptions {
   std::vector<std::int64_t> m{1, 16, 256};
   std::int64_t n = 12288;
   std::int64_t k = 4096;
+  // N x K weight shapes, each benched at every M in one run (one ceiling measurement); when set, it
+  // replaces -n and -k.
+  std::vector<std::string> shapes;
   std::string backend;  // empty: every backend that can run on the device, except `ref`
   std::string activation = "bf16";
   std::string output = "bf16";
@@ -97,14 +103,45 @@ void print_json(const std::vector<bench::Result>& results, const bench::Ceilings
   }
 }
 
+struct WeightShape {
+  std::int64_t n = 0, k = 0;
+};
+
+void check_weight_shape(const WeightShape& shape, const std::string& source) {
+  if (shape.n < 1 || shape.k < 16) throw_invalid(source + ": N must be >= 1 and K >= 16");
+  if (shape.k % 16 != 0) throw_invalid(source + ": K = " + std::to_string(shape.k) + " is not a multiple of 16, the NVFP4 block size");
+}
+
+// "NxK", e.g. 12288x4096.
+WeightShape parse_weight_shape(const std::string& text) {
+  WeightShape shape;
+  const std::size_t cross = text.find('x');
+  std::size_t n_end = 0, k_end = 0;
+  try {
+    if (cross == std::string::npos) throw std::invalid_argument("no x");
+    shape.n = std::stoll(text.substr(0, cross), &n_end);
+    shape.k = std::stoll(text.substr(cross + 1), &k_end);
+  } catch (const std::exception&) {
+    throw_invalid("--shapes: '" + text + "' is not NxK (e.g. 12288x4096)");
+  }
+  if (n_end != cross || k_end != text.size() - cross - 1) throw_invalid("--shapes: '" + text + "' is not NxK (e.g. 12288x4096)");
+  check_weight_shape(shape, "--shapes " + text);
+  return shape;
+}
+
 void run_bench(const BenchOptions& options) {
-  if (options.n < 1 || options.k < 16) throw_invalid("-n must be >= 1 and -k >= 16");
-  if (options.k % 16 != 0) throw_invalid("-k " + std::to_string(options.k) + " is not a multiple of 16, the NVFP4 block size");
+  std::vector<WeightShape> shapes;
+  if (options.shapes.empty()) {
+    shapes.push_back({options.n, options.k});
+    check_weight_shape(shapes.back(), "-n/-k");
+  }
+  for (const std::string& text : options.shapes) shapes.push_back(parse_weight_shape(text));
   for (std::int64_t m : options.m)
     if (m < 1) throw_invalid("-m values must be >= 1");
-  std::vector<GemmProblem> problems;
-  for (std::int64_t m : options.m)
-    problems.push_back({m, options.n, options.k, parse_activation(options.activation), parse_output(options.output)});
+  std::vector<GemmProblem> problems;  // shape by shape, so that each weight is made once
+  for (const WeightShape& shape : shapes)
+    for (std::int64_t m : options.m)
+      problems.push_back({m, shape.n, shape.k, parse_activation(options.activation), parse_output(options.output)});
 
   const auto gpus = probe_cuda_devices();
   RunnerOptions device_choice;  // the same --device forms as explain and doctor
@@ -139,10 +176,14 @@ void run_bench(const BenchOptions& options) {
 
 const RegisterCommand registration([](CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
-  auto* command = app.add_subcommand("bench", "Time backends and peers on one weight shape against a measured roofline");
+  auto* command = app.add_subcommand("bench", "Time backends and peers on weight shapes against a measured roofline");
   command->add_option("-m", options->m, "Activation rows, comma-separated (default 1,16,256)")->delimiter(',');
-  command->add_option("-n", options->n, "Weight rows N (default 12288)");
-  command->add_option("-k", options->k, "Reduction size K, a multiple of 16 (default 4096)");
+  auto* n = command->add_option("-n", options->n, "Weight rows N (default 12288)");
+  auto* k = command->add_option("-k", options->k, "Reduction size K, a multiple of 16 (default 4096)");
+  command->add_option("--shapes", options->shapes, "Weight shapes NxK, comma-separated (e.g. 4096x4096,28672x8192), instead of -n/-k")
+      ->delimiter(',')
+      ->excludes(n)
+      ->excludes(k);
   command->add_option("--backend", options->backend, "Only this backend (default: all that can run, except ref)");
   command->add_option("--activation", options->activation, "bf16 (W4A16, default), f32 or nvfp4 (W4A4)");
   command->add_option("--output", options->output, "bf16 (default), f16 or f32");
