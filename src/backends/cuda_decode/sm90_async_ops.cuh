@@ -25,8 +25,11 @@ __device__ __forceinline__ void mbarrier_init(std::uint64_t* barrier, unsigned a
 // Makes barrier initialisation visible to the async proxy (the bulk-copy engine) and the cluster.
 __device__ __forceinline__ void fence_barrier_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
 
+__device__ __forceinline__ void mbarrier_arrive_expect_bytes(std::uint32_t barrier_address, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(barrier_address), "r"(bytes) : "memory");
+}
 __device__ __forceinline__ void mbarrier_arrive_expect_bytes(std::uint64_t* barrier, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(barrier)), "r"(bytes) : "memory");
+  mbarrier_arrive_expect_bytes(shared_address(barrier), bytes);
 }
 // The barrier forms taking a shared-memory address (shared_address) let a loop keep the address in
 // a register instead of converting a pointer in every iteration.
@@ -82,22 +85,25 @@ __device__ __forceinline__ void named_barrier_sync(unsigned id, unsigned threads
 
 // `bytes` (a multiple of 16, both addresses 16-byte aligned) from global to this CTA's shared
 // memory; completion is counted on `barrier` as transferred bytes.
+__device__ __forceinline__ void bulk_copy_to_shared(std::uint32_t destination_address, const void* source, unsigned bytes,
+                                                    std::uint32_t barrier_address) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(destination_address),
+               "l"(source), "r"(bytes), "r"(barrier_address)
+               : "memory");
+}
 __device__ __forceinline__ void bulk_copy_to_shared(void* destination, const void* source, unsigned bytes,
                                                     std::uint64_t* barrier) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                   shared_address(destination)),
-               "l"(source), "r"(bytes), "r"(shared_address(barrier))
-               : "memory");
+  bulk_copy_to_shared(shared_address(destination), source, bytes, shared_address(barrier));
 }
 
 // The same copy delivered to every CTA of the cluster in `cta_mask`, at the same shared-memory
 // offset, each counting the bytes on its own barrier at `barrier`'s offset.
-__device__ __forceinline__ void bulk_copy_to_cluster(void* destination, const void* source, unsigned bytes,
-                                                     std::uint64_t* barrier, std::uint16_t cta_mask) {
+__device__ __forceinline__ void bulk_copy_to_cluster(std::uint32_t destination_address, const void* source, unsigned bytes,
+                                                     std::uint32_t barrier_address, std::uint16_t cta_mask) {
   asm volatile(
       "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, [%3], %4;" ::"r"(
-          shared_address(destination)),
-      "l"(source), "r"(bytes), "r"(shared_address(barrier)), "h"(cta_mask)
+          destination_address),
+      "l"(source), "r"(bytes), "r"(barrier_address), "h"(cta_mask)
       : "memory");
 }
 

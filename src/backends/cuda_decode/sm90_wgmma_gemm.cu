@@ -3,11 +3,11 @@
 // decode_layout.hpp), multiplied with warpgroup MMAs so that one copy of the activations in
 // shared memory serves a whole CTA instead of each warp loading its own.
 //
-// A CTA is `kWarpgroups` consumer warpgroups and one producer warp.
-// - The producer lane fills a ring of kWgmmaStages shared-memory stages with 1-D bulk copies:
-//   per chunk, the CTA's codes and scales (contiguous inside the chunk's weight record) and the
-//   packed activations (activation_pack_layout.hpp). Full/empty mbarriers order it against the
-//   consumers.
+// A CTA is `kWarpgroups` consumer warpgroups and two producer warps.
+// - The producers fill a ring of kWgmmaStages shared-memory stages with 1-D bulk copies: per
+//   chunk, one lane copies the CTA's codes and scales (contiguous inside the chunk's weight
+//   record), another the packed activations (activation_pack_layout.hpp). Full/empty mbarriers
+//   order them against the consumers.
 // - Each consumer warp decodes its 16-row tile of the chunk from the stage into four 16x16 A
 //   fragments; its warpgroup (64 rows) then runs four wgmma.m64nTk16 with A from registers and B
 //   (T = kTokens activation rows) from the stage. While they run it decodes the next chunk; it
@@ -60,11 +60,12 @@ struct WgmmaSharedLayout {
 };
 
 template <int kTokens, int kWarpgroups>
-__global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(const WgmmaGemmArgs args) {
+__global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(const WgmmaGemmArgs args) {
 #if FP4GEMM_SM90A_DEVICE
   using Layout = WgmmaSharedLayout<kTokens, kWarpgroups>;
   constexpr int kConsumerWarps = 4 * kWarpgroups;
-  constexpr int kThreads = 32 * (kConsumerWarps + 1);
+  constexpr int kWeightWarp = kConsumerWarps, kActivationWarp = kConsumerWarps + 1;  // the producers
+  constexpr int kThreads = 32 * (kActivationWarp + 1);
   constexpr int kStages = kWgmmaStages;
   constexpr int kAccumulators = kTokens / 2;
 
@@ -88,7 +89,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
 
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < kStages; ++stage) {
-      mbarrier_init(&full[stage], 1);                 // the producer's expect-bytes arrival
+      mbarrier_init(&full[stage], 2);                 // the two producers' expect-bytes arrivals
       mbarrier_init(&empty[stage], 32 * kConsumerWarps * multicast);  // every consumer lane of the group
     }
     fence_barrier_init();
@@ -96,48 +97,61 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
   fill_scale_table(scale_table, threadIdx.x, kThreads);
   cluster.sync();  // every barrier of the cluster is initialised before any CTA copies or arrives
 
-  if (warp == kConsumerWarps) {
-    // Producer: one lane streams this split's chunks through the stage ring, three bulk copies
-    // per stage: the CTA's codes and scales (contiguous inside the chunk's record) and the
-    // packed activations.
+  if (warp >= kConsumerWarps) {
+    // Producers: lane 0 of the weight warp streams this split's weight codes and scales through the
+    // stage ring (two bulk copies per stage, contiguous inside each chunk's record), lane 0 of the
+    // activation warp the packed activations (one per stage). Each expects its own bytes on the
+    // stage's full barrier. One lane issuing all three copies paced the ring: a lone CTA took ~420
+    // cycles per chunk with no decode and no MMA at all, 8 or 16 stages alike, its producer lane
+    // busy on the issue chain and the consumers waiting on full barriers (ncu; H200,
+    // bench/results/2026-12-01-h200-s14.md, calls 2-4). Both loops run over whole rounds unrolled,
+    // so stage addresses and barrier parities are constants.
     if (lane == 0) {
-      const std::uint8_t* records = static_cast<const std::uint8_t*>(args.records);
-      const std::uint8_t* codes = records + code_offset(first_tile, chunk_begin, args.chunks, 0);
-      const std::uint8_t* scales = records + scale_offset(first_tile, chunk_begin, args.chunks, 0);
-      const std::uint8_t* activations =
-          static_cast<const std::uint8_t*>(args.packed_activations) + std::int64_t(chunk_begin) * Layout::kActivationBytes;
-      const std::uint16_t group_mask = std::uint16_t(((1u << multicast) - 1) << (split * multicast));
-      // The first ring's weights go out before the wait for the kernel that packed the
-      // activations (programmatic_launch.cuh): they are all this CTA can fetch meanwhile.
-      // A stage's whole byte count is expected up front; its codes and scales go out here, its
-      // activations in the loop below.
-      const auto copy_weights = [&](int chunk, int stage) {
-        std::uint8_t* destination = shared + stage * Layout::kStageBytes;
-        mbarrier_arrive_expect_bytes(&full[stage], Layout::kStageBytes);
-        const std::int64_t offset = std::int64_t(chunk) * kRecordBytes;
-        bulk_copy_to_shared(destination, codes + offset, Layout::kCodeBytes, &full[stage]);
-        bulk_copy_to_shared(destination + Layout::kCodeBytes, scales + offset, Layout::kScaleBytes, &full[stage]);
+      const std::uint32_t stages_address = shared_address(shared);
+      const std::uint32_t full_address = shared_address(full), empty_address = shared_address(empty);
+      const auto stream = [&](auto copy_stage) {
+        unsigned phase = 0;  // parity of the current round's stages
+        for (int base = 0; base < chunk_count; base += kStages) {
+#pragma unroll
+          for (int stage = 0; stage < kStages; ++stage) {
+            if (base + stage < chunk_count) {
+              if (base > 0) mbarrier_wait(empty_address + 8 * stage, phase ^ 1);  // released by every CTA of the group
+              copy_stage(stages_address + stage * Layout::kStageBytes, full_address + 8 * stage);
+            }
+          }
+          phase ^= 1;
+        }
       };
-      const int early_chunks = min(chunk_count, kStages);
-      for (int chunk = 0; chunk < early_chunks; ++chunk) copy_weights(chunk, chunk);
-      wait_for_prior_grids();
-      int stage = 0;
-      unsigned phase = 0;
-      for (int chunk = 0; chunk < chunk_count; ++chunk) {
-        std::uint8_t* destination = shared + stage * Layout::kStageBytes;
-        if (chunk >= early_chunks) {
-          mbarrier_wait(&empty[stage], phase ^ 1);  // released by every CTA of the group
-          copy_weights(chunk, stage);
-        }
-        const std::uint8_t* chunk_activations = activations + std::int64_t(chunk) * Layout::kActivationBytes;
-        if (multicast == 1) {
-          bulk_copy_to_shared(destination + Layout::kActivationOffset, chunk_activations, Layout::kActivationBytes, &full[stage]);
-        } else {
-          const int slice = Layout::kActivationBytes / multicast;
-          bulk_copy_to_cluster(destination + Layout::kActivationOffset + group_rank * slice, chunk_activations + group_rank * slice,
-                               slice, &full[stage], group_mask);
-        }
-        if (++stage == kStages) stage = 0, phase ^= 1;
+      if (warp == kWeightWarp) {
+        // The weights depend on nothing the previous kernel writes, so this warp never waits for
+        // it (programmatic_launch.cuh): the first ring goes out while the activations are packed.
+        const std::uint8_t* records = static_cast<const std::uint8_t*>(args.records);
+        const std::uint8_t* codes = records + code_offset(first_tile, chunk_begin, args.chunks, 0);
+        const std::uint8_t* scales = records + scale_offset(first_tile, chunk_begin, args.chunks, 0);
+        stream([&](std::uint32_t destination, std::uint32_t barrier) {
+          mbarrier_arrive_expect_bytes(barrier, Layout::kCodeBytes + Layout::kScaleBytes);
+          bulk_copy_to_shared(destination, codes, Layout::kCodeBytes, barrier);
+          bulk_copy_to_shared(destination + Layout::kCodeBytes, scales, Layout::kScaleBytes, barrier);
+          codes += kRecordBytes;
+          scales += kRecordBytes;
+        });
+      } else {
+        wait_for_prior_grids();  // the packed activations are the previous kernel's output
+        const std::uint8_t* activations =
+            static_cast<const std::uint8_t*>(args.packed_activations) + std::int64_t(chunk_begin) * Layout::kActivationBytes;
+        const std::uint16_t group_mask = std::uint16_t(((1u << multicast) - 1) << (split * multicast));
+        const int slice = Layout::kActivationBytes / multicast;
+        stream([&](std::uint32_t destination, std::uint32_t barrier) {
+          // Every member's slice lands here too, so the stage expects the whole chunk.
+          mbarrier_arrive_expect_bytes(barrier, Layout::kActivationBytes);
+          if (multicast == 1) {
+            bulk_copy_to_shared(destination + Layout::kActivationOffset, activations, Layout::kActivationBytes, barrier);
+          } else {
+            bulk_copy_to_cluster(destination + Layout::kActivationOffset + group_rank * slice, activations + group_rank * slice,
+                                 slice, barrier, group_mask);
+          }
+          activations += Layout::kActivationBytes;
+        });
       }
     }
   }
@@ -145,7 +159,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 32) wgmma_gemm_kernel(cons
   float accumulators[kAccumulators];
 #pragma unroll
   for (int i = 0; i < kAccumulators; ++i) accumulators[i] = 0.0f;
-  if (warp < kConsumerWarps || lane != 0) wait_for_prior_grids();  // before any output store below
+  wait_for_prior_grids();  // before any output store below (returns at once where a producer waited already)
   if (warp < kConsumerWarps) {
     const std::uint32_t stages = shared_address(shared);
     // The shared addresses of the loop, computed once and pinned in every step (pin_register):
@@ -295,7 +309,7 @@ cudaError_t launch(const WgmmaGemmArgs& args, int splits, int multicast, bool pr
   }
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(unsigned(ctas_n), unsigned(splits));
-  config.blockDim = dim3(32 * (4 * kWarpgroups + 1));
+  config.blockDim = dim3(32 * (4 * kWarpgroups + 2));
   config.dynamicSmemBytes = shared_bytes;
   config.stream = stream;
   cudaLaunchAttribute attributes[2];
@@ -304,8 +318,12 @@ cudaError_t launch(const WgmmaGemmArgs& args, int splits, int multicast, bool pr
   attributes[0].val.clusterDim.y = unsigned(splits);
   attributes[0].val.clusterDim.z = 1;
   attributes[1] = programmatic_launch_attribute(programmatic);
-  config.attrs = attributes;
-  config.numAttrs = 2;
+  // A cluster of one CTA is launched as a plain grid: the cluster calls in the kernel then see
+  // clusters of one, as they do for the attribute, and each call is ~0.6 us shorter (H200, the rule's
+  // 12288x4096 M = 64 30.6 -> 30.1 us; bench/results/2026-12-01-h200-s14.md, call 3).
+  const bool clustered = multicast * splits > 1;
+  config.attrs = clustered ? attributes : attributes + 1;
+  config.numAttrs = clustered ? 2 : 1;
   return cudaLaunchKernelEx(&config, kernel, args);
 }
 
