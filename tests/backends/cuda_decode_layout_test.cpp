@@ -311,32 +311,39 @@ TEST(CudaDecodeActivationPack, EveryTokenAndColumnHasItsOwnSlotInTheWeightsKOrde
   }
 }
 
-TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForTallWeightsFromItsMinimumM) {
+TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForLargeWeightsFromItsMinimumM) {
   unsetenv("FP4GEMM_DECODE_KERNEL");
-  const auto wgmma = [](std::int64_t m, std::int64_t n, int sm) {
-    return choose_decode_kernel(m, n, 4096, sm) == DecodeKernel::wgmma;
+  const auto wgmma = [](std::int64_t m, std::int64_t n, std::int64_t k, int sm) {
+    return choose_decode_kernel(m, n, k, sm) == DecodeKernel::wgmma;
   };
-  EXPECT_FALSE(wgmma(64, 28672, 80));
-  EXPECT_FALSE(wgmma(64, 28672, 100));
-  // The measured winners (bench/results/2026-11-30-h200-wgmma.md).
-  EXPECT_TRUE(wgmma(64, 12288, 90));
-  EXPECT_TRUE(wgmma(64, 28672, 90));
-  EXPECT_TRUE(wgmma(32, 28672, 90));
-  EXPECT_FALSE(wgmma(64, 4096, 90));
-  EXPECT_FALSE(wgmma(32, 12288, 90));
-  EXPECT_FALSE(wgmma(16, 28672, 90));
-  EXPECT_TRUE(wgmma(kWgmmaMinM, kWgmmaMinN, 90));
-  EXPECT_FALSE(wgmma(kWgmmaMinM - 1, kWgmmaMinN, 90));
-  EXPECT_FALSE(wgmma(kWgmmaMinM, kWgmmaMinN - 1, 90));
-  EXPECT_TRUE(wgmma(kWgmmaTallMinM, kWgmmaTallMinN, 90));
-  EXPECT_FALSE(wgmma(kWgmmaTallMinM - 1, kWgmmaTallMinN, 90));
+  EXPECT_FALSE(wgmma(64, 28672, 8192, 80));
+  EXPECT_FALSE(wgmma(64, 28672, 8192, 100));
+  // The measured winners and losers (bench/results/2026-12-01-h200-s14.md, call 5).
+  EXPECT_TRUE(wgmma(64, 12288, 4096, 90));
+  EXPECT_TRUE(wgmma(64, 4096, 12288, 90));
+  EXPECT_TRUE(wgmma(33, 6144, 4096, 90));
+  EXPECT_TRUE(wgmma(64, 28672, 8192, 90));
+  EXPECT_TRUE(wgmma(32, 28672, 8192, 90));
+  EXPECT_TRUE(wgmma(17, 16384, 2048, 90));
+  EXPECT_FALSE(wgmma(17, 16384, 1024, 90));  // small K: mma.sync by 4%
+  EXPECT_FALSE(wgmma(32, 12288, 4096, 90));  // not tall: mma.sync by 18%
+  EXPECT_FALSE(wgmma(16, 28672, 8192, 90));
+  EXPECT_FALSE(wgmma(64, 2048, 2048, 90));  // 4M elements
+  // The bounds themselves.
+  EXPECT_TRUE(wgmma(kWgmmaMinM, kWgmmaMinElements / 1024, 1024, 90));
+  EXPECT_FALSE(wgmma(kWgmmaMinM, kWgmmaMinElements / 1024 - 1, 1024, 90));
+  EXPECT_FALSE(wgmma(kWgmmaMinM - 1, kWgmmaMinElements / 1024, 1024, 90));
+  EXPECT_TRUE(wgmma(kWgmmaTallMinM, kWgmmaTallMinN, kWgmmaTallMinK, 90));
+  EXPECT_FALSE(wgmma(kWgmmaTallMinM - 1, kWgmmaTallMinN, kWgmmaTallMinK, 90));
+  EXPECT_FALSE(wgmma(kWgmmaTallMinM, kWgmmaTallMinN - 1, kWgmmaTallMinK, 90));
+  EXPECT_FALSE(wgmma(kWgmmaTallMinM, kWgmmaTallMinN, kWgmmaTallMinK - 16, 90));
   setenv("FP4GEMM_DECODE_KERNEL", "wgmma", 1);
-  EXPECT_TRUE(wgmma(1, 16, 90));
-  EXPECT_FALSE(wgmma(1, 16, 80));  // never on another GPU
+  EXPECT_TRUE(wgmma(1, 16, 16, 90));
+  EXPECT_FALSE(wgmma(1, 16, 16, 80));  // never on another GPU
   setenv("FP4GEMM_DECODE_KERNEL", "mma", 1);
-  EXPECT_FALSE(wgmma(64, 28672, 90));
+  EXPECT_FALSE(wgmma(64, 28672, 8192, 90));
   setenv("FP4GEMM_DECODE_KERNEL", "tensor", 1);
-  EXPECT_THROW(wgmma(64, 28672, 90), Error);
+  EXPECT_THROW(wgmma(64, 28672, 8192, 90), Error);
   unsetenv("FP4GEMM_DECODE_KERNEL");
 }
 

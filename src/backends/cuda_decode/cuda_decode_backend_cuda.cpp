@@ -181,8 +181,9 @@ std::string grid_waves_text(const cuda_decode::LaunchShape& shape, std::int64_t 
 
 std::string CudaDecodeBackend::summary() const {
   return "CUDA small-M kernels (M <= " + std::to_string(cuda_decode::kMaxActivationRows) +
-         "): NVFP4 decoded in registers, BF16 mma.sync (wgmma for tall weights from M = " +
-         std::to_string(cuda_decode::kWgmmaTallMinM) + " on SM 9.0), weights streamed once (sm_90a, sm_80)";
+         "): NVFP4 decoded in registers, BF16 mma.sync (on SM 9.0 wgmma from M = " +
+         std::to_string(cuda_decode::kWgmmaTallMinM) + " for tall weights, from M = " + std::to_string(cuda_decode::kWgmmaMinM) +
+         " for large ones), weights streamed once (sm_90a, sm_80)";
 }
 
 std::string CudaDecodeBackend::kernel_plan(const GemmProblem& problem, const DeviceInfo& device) const {

@@ -176,18 +176,21 @@ constexpr bool grid_fills_gpu(std::int64_t ctas, int resident_ctas_per_sm, int m
 }
 
 // ---- The wgmma kernel (SM 9.0 only; sm90_wgmma_gemm.cu) ----
-// Where the wgmma kernel replaces the mma.sync one on SM 9.0, measured on the H200
-// (bench/results/2026-11-30-h200-wgmma.md). The wgmma kernel is bound by each warpgroup's serial
-// decode -> MMA -> wait chain with few warpgroups per SM (2026-11-30-h200-s4.md), so it pays only
-// where the weight is tall enough to fill every SM with long K streams:
-// - M >= 33 and N >= 8192: M = 64 12288x4096 36.7 vs 45.8 us, 28672x8192 94.9 vs 192; but
-//   4096x4096 21.3 vs 16.3 and 4096x12288 42.2 vs 42.3 (so N = 4096 stays on mma.sync);
-// - M >= 17 and N >= 16384: M = 32 28672x8192 77.9 vs 90.0 us (2026-11-30-h200-s4.md); but 12288x4096
-//   24.0 vs 20.4.
+// Where the wgmma kernel replaces the mma.sync one on SM 9.0, measured on the H200 with both forced
+// on the same shapes in one run (bench/results/2026-12-01-h200-s14.md, call 5: two producer warps,
+// grids of at most one CTA per SM padded to one). The wgmma kernel costs ~7 us a call more than
+// mma.sync, but from 33 tokens mma.sync needs five or more MMA passes per weight fragment:
+// - M >= 33 and N x K >= kWgmmaMinElements: wgmma won or tied on all 14 shapes of 8M elements and
+//   up, M = 64: 4096x12288 30.5 vs 44.3 us, 6144x4096 20.5 vs 31.2, 12288x4096 29.0 vs 47.1,
+//   28672x8192 78.9 vs 202.9, 8192x1024 10.5 vs 11.0, 4096x4096 16.3 vs 16.1 (M = 33: 14.1 vs 15.1);
+// - M >= 17 for tall weights (N >= kWgmmaTallMinN, K >= kWgmmaTallMinK): M = 32 28672x8192 62.8
+//   vs 88.1, 16384x2048 18.0 vs 20.1; at M = 17 28672x8192 61.1 vs 75.9 and 16384x2048 16.9 vs 17.0,
+//   but 16384x1024 10.9 vs 10.5 and 12288x4096 22.5 vs 17.1 (so N < 16384 stays on mma.sync there).
 inline constexpr int kWgmmaMinM = 33;
-inline constexpr std::int64_t kWgmmaMinN = 8192;
+inline constexpr std::int64_t kWgmmaMinElements = std::int64_t(1) << 23;
 inline constexpr int kWgmmaTallMinM = 17;
 inline constexpr std::int64_t kWgmmaTallMinN = 16384;
+inline constexpr std::int64_t kWgmmaTallMinK = 2048;
 
 // Pipeline stages per CTA: each holds one chunk's weight codes and scales for the CTA's rows and
 // the chunk's activations, filled by bulk copies (bytes in flight cost no registers). Measured:
@@ -221,7 +224,7 @@ inline constexpr int kMinWgmmaChunksPerSplit = 8;
 // doubled grid still fits one CTA per SM (choose_wgmma_shape: the sweep's winners at M = 64).
 inline constexpr int kWgmmaCtasPerSm = 2;
 
-// A CTA is `warpgroups` consumer warpgroups (64 weight rows each) plus one producer warp, over
+// A CTA is `warpgroups` consumer warpgroups (64 weight rows each) plus two producer warps, over
 // `tokens` (16, 32 or 64) activation rows; a cluster is `multicast` CTAs along N sharing the
 // activation copies times `splits` CTAs along K.
 struct WgmmaShape {

@@ -24,8 +24,9 @@ std::string kernel_reason(DecodeKernel kernel, int sm) {
     }
     return "forced by FP4GEMM_DECODE_KERNEL";
   }
-  const std::string rule = "SM 9.0 runs wgmma from M = " + std::to_string(kWgmmaMinM) + " when N >= " + std::to_string(kWgmmaMinN) +
-                           " and from M = " + std::to_string(kWgmmaTallMinM) + " when N >= " + std::to_string(kWgmmaTallMinN);
+  const std::string rule = "SM 9.0 runs wgmma from M = " + std::to_string(kWgmmaMinM) + " when N x K >= " +
+                           std::to_string(kWgmmaMinElements) + " and from M = " + std::to_string(kWgmmaTallMinM) + " when N >= " +
+                           std::to_string(kWgmmaTallMinN) + " and K >= " + std::to_string(kWgmmaTallMinK);
   return (kernel == DecodeKernel::mma ? "not wgmma: " : "") + rule;
 }
 
@@ -82,7 +83,7 @@ void describe_wgmma(const GemmProblem& problem, const DeviceInfo& device, std::o
   const std::int64_t rows = 64 * std::int64_t(shape.warpgroups);
   const std::int64_t ctas = grid_ctas_along_n(shape, problem.n) * shape.splits;
   text << "activations packed for " << shape.tokens << " tokens, then " << plural(ctas, "CTA", "CTAs") << " of "
-       << plural(shape.warpgroups, "warpgroup", "warpgroups") << " (" << rows << " weight rows) and a producer warp, "
+       << plural(shape.warpgroups, "warpgroup", "warpgroups") << " (" << rows << " weight rows) and two producer warps, "
        << (shape.splits == 1 ? std::string("K not split") : "K split " + plural(shape.splits, "way", "ways") + " in a cluster");
   if (shape.multicast > 1) text << ", activation copies multicast over " << shape.multicast << " CTAs";
   if (overridden) text << " [FP4GEMM_WGMMA_SHAPE]";
