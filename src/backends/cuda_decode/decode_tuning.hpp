@@ -180,14 +180,16 @@ constexpr bool grid_fills_gpu(std::int64_t ctas, int resident_ctas_per_sm, int m
 // on the same shapes in one run (bench/results/2026-12-01-h200-s14.md, call 5: two producer warps,
 // grids of at most one CTA per SM padded to one). The wgmma kernel costs ~7 us a call more than
 // mma.sync, but from 33 tokens mma.sync needs five or more MMA passes per weight fragment:
-// - M >= 33 and N x K >= kWgmmaMinElements: wgmma won or tied on all 14 shapes of 8M elements and
-//   up, M = 64: 4096x12288 30.5 vs 44.3 us, 6144x4096 20.5 vs 31.2, 12288x4096 29.0 vs 47.1,
-//   28672x8192 78.9 vs 202.9, 8192x1024 10.5 vs 11.0, 4096x4096 16.3 vs 16.1 (M = 33: 14.1 vs 15.1);
+// - M >= 33 and (N >= kWgmmaMinN or N x K > kWgmmaMaxMmaElements): wgmma won on all 13 such shapes,
+//   M = 64: 4096x12288 30.5 vs 44.3 us, 6144x4096 20.5 vs 31.2, 12288x4096 29.0 vs 47.1, 28672x8192
+//   78.9 vs 202.9, 8192x1024 10.5 vs 11.0. Below both bounds mma.sync keeps 4096x4096 (M = 64 16.1
+//   vs 16.3 and 17.0 in call 7; M = 33 15.1 vs 14.1) and 2048x8192 (M = 64 30.6 vs 28.0: a gain left);
 // - M >= 17 for tall weights (N >= kWgmmaTallMinN, K >= kWgmmaTallMinK): M = 32 28672x8192 62.8
 //   vs 88.1, 16384x2048 18.0 vs 20.1; at M = 17 28672x8192 61.1 vs 75.9 and 16384x2048 16.9 vs 17.0,
 //   but 16384x1024 10.9 vs 10.5 and 12288x4096 22.5 vs 17.1 (so N < 16384 stays on mma.sync there).
 inline constexpr int kWgmmaMinM = 33;
-inline constexpr std::int64_t kWgmmaMinElements = std::int64_t(1) << 23;
+inline constexpr std::int64_t kWgmmaMinN = 8192;
+inline constexpr std::int64_t kWgmmaMaxMmaElements = std::int64_t(1) << 24;
 inline constexpr int kWgmmaTallMinM = 17;
 inline constexpr std::int64_t kWgmmaTallMinN = 16384;
 inline constexpr std::int64_t kWgmmaTallMinK = 2048;
