@@ -46,22 +46,29 @@ const std::vector<PreferenceRow>& preference_table() {
        "M = 32 (12288x4096: M=1 8.5 vs 26.7 us, M=16 10.6 vs 27.2, M=32 19.4 vs 27.8; 28672x8192: M=1 32.9 "
        "vs 105.3, M=16 44.4 vs 107.2, M=32 76.5 vs 108.3); cuBLASLt has no NVFP4 on sm_90",
        32},
-      // NOTE: N >= 28672 is where the win was measured; at 16384x4096 cuda_decode lost by 1-6%
-      // (bench/results/2026-11-30-h200-s4.md). In between (K = 8192, bench/results/2026-11-30-h200-s5.md):
-      // 24576 is a tie (within 3%), 20480 a loss (7-8%), so the bound stays at 28672. The wgmma
-      // kernel's time is flat in N there (91-95 us), dequantize + cuBLAS grows with it.
+      // NOTE: from M = 33 the two rows below are where cuda_decode (its wgmma kernel) beat
+      // dequantize + cuBLAS BF16 in one run (bench/results/2026-12-01-h200-s14.md, call 7): every
+      // measured weight of N >= 14336 with K >= 4096, and of N >= 4096 with K >= 8192. It lost on
+      // K = 4096 below 14336 rows (12288x4096 M = 64 29.8 vs 28.3 us, 6144x4096 21.2 vs 16.2,
+      // 4096x4096 17.0 vs 11.4), which keep the last row.
       {ArchFamily::sm90,
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
-       "fp4gemm bench on one H200 (2026-11-30): for the tallest weights cuda_decode's wgmma kernel beats "
-       "dequantize + cuBLAS BF16 up to M = 64 (28672x8192: M=33 90.9 vs 111.7 us, M=48 93.0 vs 117.6, "
-       "M=64 94.9 vs 118.4); at 24576x8192 they tie (M=64 94.8 vs 95.2), at 20480x8192 and 16384x4096 it "
-       "loses (M=33 91.4 vs 85.1; M=48 36.7 vs 34.9)",
-       64, 28672},
+       "fp4gemm bench on one H200 (2026-12-01, session 14): for tall weights cuda_decode's wgmma kernel beats "
+       "dequantize + cuBLAS BF16 up to M = 64 (M=33/64: 14336x4096 28.2/29.8 vs 31.9/33.9 us, 16384x4096 "
+       "28.3/30.2 vs 35.3/36.0, 20480x8192 74.8/77.3 vs 87.1/85.6, 24576x8192 75.0/78.1 vs 97.2/99.2, "
+       "28672x8192 M=64 81.0 vs 118.2)",
+       64, 14336, 4096},
+      {ArchFamily::sm90,
+       {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
+       "fp4gemm bench on one H200 (2026-12-01, session 14): for K >= 8192 cuda_decode's wgmma kernel beats "
+       "dequantize + cuBLAS BF16 up to M = 64 (M=33/64: 4096x8192 21.2/23.8 vs 22.7/24.8 us, 8192x8192 "
+       "33.5/35.0 vs 34.9/36.9, 8192x28672 101.8/104.7 vs 121.8/124.3; 4096x12288 M=64 30.8 vs 32.2)",
+       64, 4096, 8192},
       {ArchFamily::sm90,
        {"cuda_dequant_cublas", "cuda_decode", "cpu", "ref"},
-       "fp4gemm bench on one H200 (2026-11-30): from M = 33 dequantize + cuBLAS BF16 wins on every measured "
-       "shape with N < 28672, even against cuda_decode's wgmma kernel (M=64: 12288x4096 28.2 vs 36.9 us, "
-       "16384x4096 35.3 vs 37.6, 4096x4096 11.4 vs 21.3, 4096x12288 32.3 vs 42.2)"},
+       "fp4gemm bench on one H200 (2026-12-01, session 14): from M = 33 dequantize + cuBLAS BF16 beats "
+       "cuda_decode on weights of K < 8192 and fewer than 14336 rows (M=64: 12288x4096 28.3 vs 29.8 us, "
+       "6144x4096 16.2 vs 21.2, 4096x4096 11.4 vs 17.0)"},
       {ArchFamily::sm8x,
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
        "unmeasured: same reasoning as SM 9.0 (small M is weight-bandwidth bound, large M is BF16-compute bound)"},
@@ -73,9 +80,9 @@ const std::vector<PreferenceRow>& preference_table() {
   return table;
 }
 
-const PreferenceRow& preference_for(ArchFamily family, std::int64_t m, std::int64_t n) {
+const PreferenceRow& preference_for(ArchFamily family, std::int64_t m, std::int64_t n, std::int64_t k) {
   for (const auto& row : preference_table())
-    if (row.family == family && m <= row.max_m && n >= row.min_n) return row;
+    if (row.family == family && m <= row.max_m && n >= row.min_n && k >= row.min_k) return row;
   throw std::logic_error("preference table has no row for a family");
 }
 

@@ -98,7 +98,7 @@ Plan plan_for(const RunnerState& state, const GemmProblem& problem) {
     if (!profile_choice.empty()) explanation.candidates.push_back(assess(state, profile_choice, "profile", problem));
     const std::vector<std::string>* order = &state.options.auto_order;
     if (order->empty()) {
-      const PreferenceRow& row = preference_for(family, problem.m, problem.n);
+      const PreferenceRow& row = preference_for(family, problem.m, problem.n, problem.k);
       explanation.order_evidence = row.evidence;
       order = &row.order;
     }

@@ -130,7 +130,8 @@ TEST(ResolutionTable, HostBackendsCloseEveryGpuOrderAndAreCheckedOnTheHost) {
   EXPECT_EQ(cpu->checked_on.rfind("cpu:", 0), 0u) << "host backends are checked on the CPU: " << cpu->checked_on;
 }
 
-// The measured H200 crossover (N < 28672): the decode kernel up to M = 32, dequantize + cuBLAS from M = 33.
+// The measured H200 crossover for weights of K < 8192 and fewer than 14336 rows: the decode
+// kernel up to M = 32, dequantize + cuBLAS from M = 33.
 TEST(ResolutionTable, Sm90SwitchesFromTheDecodeKernelToCublasAboveMThirtyTwo) {
   Runner runner(simulated_options(simulated_gpu(9, 0)));
   for (std::int64_t m : {1, 4, 8, 16, 24, 32}) {
@@ -138,24 +139,34 @@ TEST(ResolutionTable, Sm90SwitchesFromTheDecodeKernelToCublasAboveMThirtyTwo) {
   }
   for (std::int64_t m : {33, 48, 64, 4096}) {
     EXPECT_EQ(runner.explain({m, 12288, 4096, ActivationType::bf16, DType::bf16}).choice, "cuda_dequant_cublas") << m;
+    EXPECT_EQ(runner.explain({m, 4096, 4096, ActivationType::bf16, DType::bf16}).choice, "cuda_dequant_cublas") << m;
   }
 }
 
-// The tallest weights (N >= 28672, measured) keep the decode kernel (its wgmma path) up to M = 64
-// on SM 9.0; 16384 rows go to dequantize + cuBLAS from M = 33 (measured slower in cuda_decode).
-TEST(ResolutionTable, Sm90KeepsTheDecodeKernelForTheTallestWeightsUpToMSixtyFour) {
+// Tall weights (N >= 14336, K >= 4096) and long ones (N >= 4096, K >= 8192), measured, keep the
+// decode kernel (its wgmma path) up to M = 64 on SM 9.0.
+TEST(ResolutionTable, Sm90KeepsTheDecodeKernelForTallAndLongWeightsUpToMSixtyFour) {
   Runner runner(simulated_options(simulated_gpu(9, 0)));
+  const auto choice = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
+    return runner.explain({m, n, k, ActivationType::bf16, DType::bf16}).choice;
+  };
   for (std::int64_t m : {1, 32, 33, 48, 64}) {
-    EXPECT_EQ(runner.explain({m, 28672, 8192, ActivationType::bf16, DType::bf16}).choice, "cuda_decode") << m;
-    EXPECT_EQ(runner.explain({m, 57344, 8192, ActivationType::bf16, DType::bf16}).choice, "cuda_decode") << m;
+    EXPECT_EQ(choice(m, 28672, 8192), "cuda_decode") << m;
+    EXPECT_EQ(choice(m, 14336, 4096), "cuda_decode") << m;
+    EXPECT_EQ(choice(m, 4096, 8192), "cuda_decode") << m;
+    EXPECT_EQ(choice(m, 8192, 28672), "cuda_decode") << m;
   }
-  EXPECT_EQ(runner.explain({65, 28672, 8192, ActivationType::bf16, DType::bf16}).choice, "cuda_dequant_cublas");
-  EXPECT_EQ(runner.explain({33, 16384, 4096, ActivationType::bf16, DType::bf16}).choice, "cuda_dequant_cublas");
-  EXPECT_EQ(runner.explain({64, 28671, 8192, ActivationType::bf16, DType::bf16}).choice, "cuda_dequant_cublas");
+  EXPECT_EQ(choice(65, 28672, 8192), "cuda_dequant_cublas");
+  EXPECT_EQ(choice(33, 14335, 4096), "cuda_dequant_cublas");
+  EXPECT_EQ(choice(33, 14336, 4080), "cuda_dequant_cublas");
+  EXPECT_EQ(choice(64, 4095, 8192), "cuda_dequant_cublas");
+  EXPECT_EQ(choice(64, 12288, 8176), "cuda_dequant_cublas");
   // explain cites the measurement behind the order it used.
-  const auto tall = runner.explain({48, 28672, 8192, ActivationType::bf16, DType::bf16});
-  EXPECT_NE(tall.order_evidence.find("28672x8192"), std::string::npos) << tall.order_evidence;
+  const auto tall = runner.explain({48, 16384, 4096, ActivationType::bf16, DType::bf16});
+  EXPECT_NE(tall.order_evidence.find("16384x4096"), std::string::npos) << tall.order_evidence;
   EXPECT_NE(tall.to_text().find("order:    " + tall.order_evidence), std::string::npos) << tall.to_text();
+  const auto long_weight = runner.explain({48, 8192, 8192, ActivationType::bf16, DType::bf16});
+  EXPECT_NE(long_weight.order_evidence.find("8192x8192"), std::string::npos) << long_weight.order_evidence;
 }
 
 TEST(ResolutionTable, EveryFamilyRowEndsWithTheHostBackendsAndCitesEvidence) {

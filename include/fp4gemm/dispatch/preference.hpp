@@ -17,19 +17,20 @@ const char* to_string(ArchFamily family);  // "SM 12.x", ..., "no GPU"
 ArchFamily family_of(const DeviceInfo& gpu);
 
 // A family may have several rows, one per range of problems: the first row of the family with
-// M <= max_m and N >= min_n serves it (rows of a family are listed by increasing max_m; the last
-// one has no bounds).
+// M <= max_m, N >= min_n and K >= min_k serves it (rows of a family are listed by increasing max_m;
+// the last one has no bounds).
 struct PreferenceRow {
   ArchFamily family;
   std::vector<std::string> order;  // backend names, best first
   const char* evidence;            // the measurement (or its absence) behind this order
   std::int64_t max_m = INT64_MAX;
   std::int64_t min_n = 0;  // weight rows (output columns)
+  std::int64_t min_k = 0;  // reduction size
 };
 
 // The whole table (for docs and `explain --json`).
 const std::vector<PreferenceRow>& preference_table();
-// The row of `family` that serves an M x N problem.
-const PreferenceRow& preference_for(ArchFamily family, std::int64_t m, std::int64_t n);
+// The row of `family` that serves an M x N x K problem.
+const PreferenceRow& preference_for(ArchFamily family, std::int64_t m, std::int64_t n, std::int64_t k);
 
 }  // namespace fp4gemm::dispatch
