@@ -49,8 +49,8 @@ TEST(CudaDecodeKernelPlan, AWgmmaGridThatFitsTheSmsRunsOneCtaPerSm) {
   const std::string fits = describe_kernel_plan({64, 8192, 8192, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(fits, "128 CTAs of 1 warpgroup")) << fits;
   EXPECT_TRUE(contains(fits, "; one CTA per SM (the grid fits the 132 SMs")) << fits;
-  const std::string wider = describe_kernel_plan({64, 12288, 4096, ActivationType::bf16, DType::bf16}, h200);
-  EXPECT_TRUE(contains(wider, "192 CTAs of 1 warpgroup")) << wider;
+  const std::string wider = describe_kernel_plan({64, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(wider, "224 CTAs of 2 warpgroups")) << wider;
   EXPECT_FALSE(contains(wider, "one CTA per SM")) << wider;
   EXPECT_TRUE(cuda_decode::wgmma_one_cta_per_sm(132, 132));
   EXPECT_FALSE(cuda_decode::wgmma_one_cta_per_sm(133, 132));

@@ -453,13 +453,16 @@ TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
       }
     }
   }
-  // The sweep's winners at M = 64 on 132 SMs (bench/results/2026-11-30-h200-wgmma.md).
+  // The measured winners at M = 64 on 132 SMs (bench/results/2026-11-30-h200-wgmma.md; 12288x4096:
+  // 2026-12-01-h200-s14.md, call 8).
   const auto shape_of = [](std::int64_t n, std::int64_t k) {
     const WgmmaShape chosen = choose_wgmma_shape(64, n, k, 132);
     return std::array<int, 3>{chosen.warpgroups, chosen.splits, chosen.multicast};
   };
   EXPECT_EQ(shape_of(4096, 4096), (std::array<int, 3>{1, 2, 1}));
-  EXPECT_EQ(shape_of(12288, 4096), (std::array<int, 3>{1, 1, 1}));
+  EXPECT_EQ(shape_of(12288, 4096), (std::array<int, 3>{2, 1, 1}));
+  EXPECT_EQ(shape_of(8448, 4096), (std::array<int, 3>{1, 1, 1}));  // 132 64-row CTAs: one per SM
+  EXPECT_EQ(shape_of(8512, 4096), (std::array<int, 3>{2, 1, 1}));
   EXPECT_EQ(shape_of(4096, 12288), (std::array<int, 3>{1, 2, 1}));
   EXPECT_EQ(shape_of(28672, 8192), (std::array<int, 3>{2, 1, 1}));
   setenv("FP4GEMM_WGMMA_SHAPE", "2:9", 1);  // more splits than a portable cluster

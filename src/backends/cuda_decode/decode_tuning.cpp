@@ -204,7 +204,7 @@ WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, in
   shape.tokens = m <= 16 ? 16 : m <= 32 ? 32 : 64;
   // 64-row CTAs (one warpgroup) while they fit kWgmmaCtasPerSm per SM, else 128-row ones. Then
   // split K (powers of two) while the doubled grid still fits one CTA per SM, keeping kMinWgmmaChunksPerSplit chunks
-  // per split. On 132 SMs this gives the sweep's fastest shape at M = 64 on all four issue-3 shapes.
+  // per split.
   const std::int64_t half_blocks = (n + 63) / 64;
   shape.warpgroups = half_blocks <= std::int64_t(kWgmmaCtasPerSm) * multiprocessors ? 1 : 2;
   const std::int64_t ctas = (n + 64 * shape.warpgroups - 1) / (64 * shape.warpgroups);

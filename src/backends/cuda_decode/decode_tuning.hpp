@@ -223,8 +223,12 @@ inline constexpr int kWgmmaMulticast = 1;
 // Fewest chunks a split should stream (shorter runs do not amortise the pipeline fill).
 inline constexpr int kMinWgmmaChunksPerSplit = 8;
 // 64-row CTAs while they fit this many per SM (else 128-row ones); then K is split while the
-// doubled grid still fits one CTA per SM (choose_wgmma_shape: the sweep's winners at M = 64).
-inline constexpr int kWgmmaCtasPerSm = 2;
+// doubled grid still fits one CTA per SM (choose_wgmma_shape). One: where 64-row CTAs would need a
+// second on some SMs, 128-row ones at one per SM were faster on every weight measured (H200, one run,
+// bench/results/2026-12-01-h200-s14.md, call 8; N = 10240-16896): M = 64 12288x4096 29.2-29.5 ->
+// 28.0-28.2 us, 10240x8192 51.3-51.4 -> 48.0, 16896x4096 30.0-30.2 -> 28.5-28.6; M = 32 16384x4096
+// 29.9 -> 23.7. (Two per SM had been chosen while grids of one CTA per SM were crowded by PDL.)
+inline constexpr int kWgmmaCtasPerSm = 1;
 
 // A CTA is `warpgroups` consumer warpgroups (64 weight rows each) plus two producer warps, over
 // `tokens` (16, 32 or 64) activation rows; a cluster is `multicast` CTAs along N sharing the
