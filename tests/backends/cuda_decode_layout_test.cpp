@@ -318,13 +318,15 @@ TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForLargeWeightsFromItsMinimumM) {
   };
   EXPECT_FALSE(wgmma(64, 28672, 8192, 80));
   EXPECT_FALSE(wgmma(64, 28672, 8192, 100));
-  // The measured winners and losers (bench/results/2026-12-01-h200-s14.md, call 5).
+  // The measured winners and losers (bench/results/2026-12-01-h200-s14.md, calls 5 and 10).
   EXPECT_TRUE(wgmma(64, 12288, 4096, 90));
   EXPECT_TRUE(wgmma(64, 4096, 12288, 90));
   EXPECT_TRUE(wgmma(33, 6144, 4096, 90));
   EXPECT_TRUE(wgmma(64, 28672, 8192, 90));
   EXPECT_TRUE(wgmma(32, 28672, 8192, 90));
   EXPECT_TRUE(wgmma(17, 16384, 2048, 90));
+  EXPECT_TRUE(wgmma(17, 14336, 4096, 90));
+  EXPECT_FALSE(wgmma(32, 12288, 8192, 90));
   EXPECT_FALSE(wgmma(17, 16384, 1024, 90));  // small K: mma.sync by 4%
   EXPECT_FALSE(wgmma(32, 12288, 4096, 90));  // not tall: mma.sync by 18%
   EXPECT_FALSE(wgmma(16, 28672, 8192, 90));

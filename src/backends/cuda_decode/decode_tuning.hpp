@@ -184,14 +184,16 @@ constexpr bool grid_fills_gpu(std::int64_t ctas, int resident_ctas_per_sm, int m
 //   M = 64: 4096x12288 30.5 vs 44.3 us, 6144x4096 20.5 vs 31.2, 12288x4096 29.0 vs 47.1, 28672x8192
 //   78.9 vs 202.9, 8192x1024 10.5 vs 11.0. Below both bounds mma.sync keeps 4096x4096 (M = 64 16.1
 //   vs 16.3 and 17.0 in call 7; M = 33 15.1 vs 14.1) and 2048x8192 (M = 64 30.6 vs 28.0: a gain left);
-// - M >= 17 for tall weights (N >= kWgmmaTallMinN, K >= kWgmmaTallMinK): M = 32 28672x8192 62.8
-//   vs 88.1, 16384x2048 18.0 vs 20.1; at M = 17 28672x8192 61.1 vs 75.9 and 16384x2048 16.9 vs 17.0,
-//   but 16384x1024 10.9 vs 10.5 and 12288x4096 22.5 vs 17.1 (so N < 16384 stays on mma.sync there).
+// - M >= 17 for tall weights (N >= kWgmmaTallMinN, K >= kWgmmaTallMinK), with the 128-row CTAs of
+//   the shape rule below (call 10, M = 17/32): 14336x4096 22.4/23.4 vs 29.3/33.9, 14336x2048
+//   13.8/14.8 vs 16.7/19.0, 14336x8192 39.5/40.3 vs 44.1/53.1; 28672x8192 M = 32 62.8 vs 88.1
+//   (call 5); but 12288x4096 22.3/23.1 vs 17.2/19.6 and 12288x8192 39.3/40.2 vs 32.3/36.5 (call 10),
+//   and 16384x1024 10.9 vs 10.5 at M = 17 (call 5, 64-row CTAs).
 inline constexpr int kWgmmaMinM = 33;
 inline constexpr std::int64_t kWgmmaMinN = 8192;
 inline constexpr std::int64_t kWgmmaMaxMmaElements = std::int64_t(1) << 24;
 inline constexpr int kWgmmaTallMinM = 17;
-inline constexpr std::int64_t kWgmmaTallMinN = 16384;
+inline constexpr std::int64_t kWgmmaTallMinN = 14336;
 inline constexpr std::int64_t kWgmmaTallMinK = 2048;
 
 // Pipeline stages per CTA: each holds one chunk's weight codes and scales for the CTA's rows and
