@@ -1,0 +1,2 @@
+1r /tmp/var/three.cu
+d
