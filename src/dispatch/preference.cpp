@@ -67,8 +67,8 @@ const std::vector<PreferenceRow>& preference_table() {
       {ArchFamily::sm90,
        {"cuda_dequant_cublas", "cuda_decode", "cpu", "ref"},
        "fp4gemm bench on one H200 (2026-12-01, session 14): from M = 33 dequantize + cuBLAS BF16 beats "
-       "cuda_decode on weights of K < 8192 and fewer than 14336 rows (M=64: 12288x4096 28.3 vs 29.8 us, "
-       "6144x4096 16.2 vs 21.2, 4096x4096 11.4 vs 17.0)"},
+       "cuda_decode on the measured weights the rows above do not take, K = 4096 below 14336 rows (M=64: "
+       "12288x4096 28.3 vs 29.8 us, 6144x4096 16.2 vs 21.2, 4096x4096 11.4 vs 17.0); others here are unmeasured"},
       {ArchFamily::sm8x,
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
        "unmeasured: same reasoning as SM 9.0 (small M is weight-bandwidth bound, large M is BF16-compute bound)"},

@@ -18,6 +18,7 @@
 #include "backends/cuda_decode/sm90_decode_gemm.cuh"
 #include "backends/cuda_decode/sm90_wgmma_gemm.cuh"
 #endif
+#include "fp4gemm/dispatch/preference.hpp"
 #include "fp4gemm/format/e2m1.hpp"
 #include "fp4gemm/format/e4m3.hpp"
 #include "fp4gemm/format/half.hpp"
@@ -309,6 +310,21 @@ TEST(CudaDecodeActivationPack, EveryTokenAndColumnHasItsOwnSlotInTheWeightsKOrde
       }
     }
   }
+}
+
+// The auto rows that put cuda_decode first from M = 33 (dispatch/preference.cpp) were measured with
+// its wgmma kernel: every problem they send to it must get that kernel.
+TEST(CudaDecodeTuning, TheAutoRowsThatPreferCudaDecodeAboveMThirtyTwoGetTheWgmmaKernel) {
+  unsetenv("FP4GEMM_DECODE_KERNEL");
+  int preferred = 0;
+  for (std::int64_t m : {33, 48, 64})
+    for (std::int64_t n : {2048, 4096, 6144, 8192, 12288, 14336, 16384, 28672, 57344})
+      for (std::int64_t k : {1024, 2048, 4096, 8192, 14336, 28672}) {
+        if (dispatch::preference_for(dispatch::ArchFamily::sm90, m, n, k).order.front() != "cuda_decode") continue;
+        ++preferred;
+        EXPECT_EQ(choose_decode_kernel(m, n, k, 90), DecodeKernel::wgmma) << m << "x" << n << "x" << k;
+      }
+  EXPECT_GT(preferred, 0);
 }
 
 TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForLargeWeightsFromItsMinimumM) {

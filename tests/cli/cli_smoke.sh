@@ -27,6 +27,9 @@ expect_error bench --activation int8
 expect_error bench --no-such-flag
 expect_error bench --shapes 64x250
 expect_error bench --shapes 64
+expect_error bench --shapes 64x256abc
+expect_error bench --shapes 64x+256
+expect_error bench --shapes " 64x256"
 expect_error bench --shapes 64x256 -n 64
 expect_error no-such-command
 expect_error explain -k 40

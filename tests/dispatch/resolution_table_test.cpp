@@ -176,6 +176,17 @@ TEST(ResolutionTable, EveryFamilyRowEndsWithTheHostBackendsAndCitesEvidence) {
     EXPECT_EQ(row.order.back(), "ref") << dispatch::to_string(row.family);
     EXPECT_GT(std::string(row.evidence).size(), 20u) << dispatch::to_string(row.family);
   }
+  // Every family's last row has no bounds, so that every problem finds a row.
+  for (const auto family : {dispatch::ArchFamily::sm12x, dispatch::ArchFamily::sm10x, dispatch::ArchFamily::sm90,
+                            dispatch::ArchFamily::sm8x, dispatch::ArchFamily::other_gpu, dispatch::ArchFamily::no_gpu}) {
+    const dispatch::PreferenceRow* last = nullptr;
+    for (const auto& row : dispatch::preference_table())
+      if (row.family == family) last = &row;
+    ASSERT_NE(last, nullptr) << dispatch::to_string(family);
+    EXPECT_EQ(last->max_m, INT64_MAX) << dispatch::to_string(family);
+    EXPECT_EQ(last->min_n, 0) << dispatch::to_string(family);
+    EXPECT_EQ(last->min_k, 0) << dispatch::to_string(family);
+  }
   EXPECT_EQ(dispatch::family_of(simulated_gpu(12, 1)), dispatch::ArchFamily::sm12x);
   EXPECT_EQ(dispatch::family_of(simulated_gpu(10, 3)), dispatch::ArchFamily::sm10x);
   EXPECT_EQ(dispatch::family_of(simulated_gpu(9, 0)), dispatch::ArchFamily::sm90);

@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -22,8 +21,8 @@ struct BenchOptions {
   std::vector<std::int64_t> m{1, 16, 256};
   std::int64_t n = 12288;
   std::int64_t k = 4096;
-  // N x K weight shapes, each benched at every M in one run (one ceiling measurement); when set, it
-  // replaces -n and -k.
+  // N x K weight shapes, each benched at every M in one run (one ceiling measurement); when set, they
+  // replace -n and -k.
   std::vector<std::string> shapes;
   std::string backend;  // empty: every backend that can run on the device, except `ref`
   std::string activation = "bf16";
@@ -112,19 +111,15 @@ void check_weight_shape(const WeightShape& shape, const std::string& source) {
   if (shape.k % 16 != 0) throw_invalid(source + ": K = " + std::to_string(shape.k) + " is not a multiple of 16, the NVFP4 block size");
 }
 
-// "NxK", e.g. 12288x4096.
+// "NxK", e.g. 12288x4096: decimal digits on both sides of one 'x', nothing else.
 WeightShape parse_weight_shape(const std::string& text) {
-  WeightShape shape;
+  const auto not_a_shape = [&] { throw_invalid("--shapes: '" + text + "' is not NxK (e.g. 12288x4096)"); };
   const std::size_t cross = text.find('x');
-  std::size_t n_end = 0, k_end = 0;
-  try {
-    if (cross == std::string::npos) throw std::invalid_argument("no x");
-    shape.n = std::stoll(text.substr(0, cross), &n_end);
-    shape.k = std::stoll(text.substr(cross + 1), &k_end);
-  } catch (const std::exception&) {
-    throw_invalid("--shapes: '" + text + "' is not NxK (e.g. 12288x4096)");
-  }
-  if (n_end != cross || k_end != text.size() - cross - 1) throw_invalid("--shapes: '" + text + "' is not NxK (e.g. 12288x4096)");
+  const auto all_digits = [](const std::string& part) {
+    return !part.empty() && part.size() <= 15 && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (cross == std::string::npos || !all_digits(text.substr(0, cross)) || !all_digits(text.substr(cross + 1))) not_a_shape();
+  const WeightShape shape{std::stoll(text.substr(0, cross)), std::stoll(text.substr(cross + 1))};
   check_weight_shape(shape, "--shapes " + text);
   return shape;
 }
@@ -138,7 +133,7 @@ void run_bench(const BenchOptions& options) {
   for (const std::string& text : options.shapes) shapes.push_back(parse_weight_shape(text));
   for (std::int64_t m : options.m)
     if (m < 1) throw_invalid("-m values must be >= 1");
-  std::vector<GemmProblem> problems;  // shape by shape, so that each weight is made once
+  std::vector<GemmProblem> problems;  // shape by shape (the GPU bench then makes each weight once)
   for (const WeightShape& shape : shapes)
     for (std::int64_t m : options.m)
       problems.push_back({m, shape.n, shape.k, parse_activation(options.activation), parse_output(options.output)});

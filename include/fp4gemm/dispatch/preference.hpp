@@ -17,8 +17,8 @@ const char* to_string(ArchFamily family);  // "SM 12.x", ..., "no GPU"
 ArchFamily family_of(const DeviceInfo& gpu);
 
 // A family may have several rows, one per range of problems: the first row of the family with
-// M <= max_m, N >= min_n and K >= min_k serves it (rows of a family are listed by increasing max_m;
-// the last one has no bounds).
+// M <= max_m, N >= min_n and K >= min_k serves it (rows of a family are listed by non-decreasing
+// max_m, a row with N or K bounds before the one without; the last row has no bounds).
 struct PreferenceRow {
   ArchFamily family;
   std::vector<std::string> order;  // backend names, best first

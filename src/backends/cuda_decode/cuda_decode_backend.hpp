@@ -2,8 +2,9 @@
 // `cuda_decode`: our small-M NVFP4 kernels (M <= 64; W4A16 with BF16 and W4A4 with NVFP4
 // activations) for CUDA GPUs of SM 8.0 and newer, built for sm_90a (and sm_80). Weights are
 // reordered once at prepare() into the MMA fragment layout (decode_layout.hpp) and streamed from
-// HBM once per call: by the mma.sync kernel (sm90_decode_gemm.cu), or on SM 9.0 for tall weights
-// from M = 17 by the wgmma kernel (sm90_wgmma_gemm.cu; the switch is use_wgmma_kernel).
+// HBM once per call: by the mma.sync kernel (sm90_decode_gemm.cu), or on SM 9.0 from M = 17 (tall
+// weights) or 33 (large ones) by the wgmma kernel (sm90_wgmma_gemm.cu; the switch is
+// choose_decode_kernel, decode_tuning.hpp).
 // kernel_plan() says which, in which shape and why (kernel_plan.hpp).
 #include "fp4gemm/backend.hpp"
 

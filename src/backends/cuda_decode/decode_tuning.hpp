@@ -182,8 +182,9 @@ constexpr bool grid_fills_gpu(std::int64_t ctas, int resident_ctas_per_sm, int m
 // mma.sync, but from 33 tokens mma.sync needs five or more MMA passes per weight fragment:
 // - M >= 33 and (N >= kWgmmaMinN or N x K > kWgmmaMaxMmaElements): wgmma won on all 13 such shapes,
 //   M = 64: 4096x12288 30.5 vs 44.3 us, 6144x4096 20.5 vs 31.2, 12288x4096 29.0 vs 47.1, 28672x8192
-//   78.9 vs 202.9, 8192x1024 10.5 vs 11.0. Below both bounds mma.sync keeps 4096x4096 (M = 64 16.1
-//   vs 16.3 and 17.0 in call 7; M = 33 15.1 vs 14.1) and 2048x8192 (M = 64 30.6 vs 28.0: a gain left);
+//   78.9 vs 202.9, 8192x1024 10.5 vs 11.0. Below both bounds the rule leaves 4096x4096 on mma.sync
+//   (wgmma vs mma.sync at M = 64 16.3 and 17.0 in calls 5 and 7 vs 16.1; at M = 33 14.1 vs 15.1, a
+//   gain left), and 2048x8192 (M = 64 28.0 vs 30.6, a gain left);
 // - M >= 17 for tall weights (N >= kWgmmaTallMinN, K >= kWgmmaTallMinK), with the 128-row CTAs of
 //   the shape rule below (call 10, M = 17/32): 14336x4096 22.4/23.4 vs 29.3/33.9, 14336x2048
 //   13.8/14.8 vs 16.7/19.0, 14336x8192 39.5/40.3 vs 44.1/53.1; 28672x8192 M = 32 62.8 vs 88.1
@@ -197,8 +198,9 @@ inline constexpr std::int64_t kWgmmaTallMinN = 14336;
 inline constexpr std::int64_t kWgmmaTallMinK = 2048;
 
 // Pipeline stages per CTA: each holds one chunk's weight codes and scales for the CTA's rows and
-// the chunk's activations, filled by bulk copies (bytes in flight cost no registers). Measured:
-// 4 and 8 tie on the chosen shapes, 12 (one CTA per SM) is 15-70% slower.
+// the chunk's activations, filled by bulk copies (bytes in flight cost no registers). Measured at
+// one CTA per SM (bench/results/2026-12-01-h200-s14.md, call 2): 8, 12 and 16 tie; 8 still leaves
+// room for two CTAs per SM, which grids of more 128-row CTAs than SMs use.
 inline constexpr int kWgmmaStages = 8;
 // Whether the wgmma kernel's grid of `ctas` CTAs runs one CTA per SM (its shared memory padded
 // so that a second never fits). Where the grid fits the SMs, a second resident slot per SM lets the
@@ -207,9 +209,10 @@ inline constexpr int kWgmmaStages = 8;
 // run (bench/results/2026-12-01-h200-s13.md, call 6): 8192x8192 (128 CTAs of 1:1) 51.5 -> 40.3 us,
 // 8192x28672 158.4 -> 123.0; forced shapes: 132 CTAs of 1:1 (8448x4096) 30.2 -> 23.9 (M = 32:
 // 24.9 -> 21.4), 96 of 2:1 (12288x4096) 45.5 -> 29.7. Launched without PDL they are placed evenly
-// too (40.9, 123.1, 24.6, 30.6 us); the padding keeps PDL. Larger grids are unchanged (M = 64
-// 12288x4096 30.68 -> 30.66 us; 28672x8192 82.77, the tip's 82.6-83.0 in earlier calls). By the
-// rule this applies to weights of 8192-8448 rows at M >= 33.
+// too (40.9, 123.1, 24.6, 30.6 us); the padding keeps PDL. Larger grids were unchanged (then
+// 12288x4096's 192 CTAs, M = 64 30.68 -> 30.66 us; 28672x8192 82.77). With 128-row CTAs once
+// 64-row ones would not fit (kWgmmaCtasPerSm), this applies to every wgmma weight of up to
+// 16896 rows on 132 SMs.
 constexpr bool wgmma_one_cta_per_sm(std::int64_t ctas, int multiprocessors) {
   return multiprocessors > 0 && ctas <= multiprocessors;
 }

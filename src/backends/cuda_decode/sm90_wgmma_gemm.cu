@@ -1,5 +1,5 @@
-// NVFP4 x BF16 GEMM for small M on Hopper (cuda_decode picks it for tall weights from M = 17,
-// use_wgmma_kernel): the weight decode of the mma.sync kernel (sm90_decode_gemm.cu,
+// NVFP4 x BF16 GEMM for small M on Hopper (cuda_decode picks it from M = 17 for tall weights and
+// from M = 33 for large ones, choose_decode_kernel): the weight decode of the mma.sync kernel (sm90_decode_gemm.cu,
 // decode_layout.hpp), multiplied with warpgroup MMAs so that one copy of the activations in
 // shared memory serves a whole CTA instead of each warp loading its own.
 //
@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(cons
     // cycles per chunk with no decode and no MMA at all, 8 or 16 stages alike, its producer lane
     // busy on the issue chain and the consumers waiting on full barriers (ncu; H200,
     // bench/results/2026-12-01-h200-s14.md, calls 2-4). Both loops run over whole rounds unrolled,
-    // so stage addresses and barrier parities are constants.
+    // so stage and barrier addresses are constants (the parity flips once per round).
     if (lane == 0) {
       const std::uint32_t stages_address = shared_address(shared);
       const std::uint32_t full_address = shared_address(full), empty_address = shared_address(empty);
