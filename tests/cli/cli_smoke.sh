@@ -31,6 +31,7 @@ expect_error bench --shapes 64x256abc
 expect_error bench --shapes 64x+256
 expect_error bench --shapes " 64x256"
 expect_error bench --shapes 64x256 -n 64
+expect_error bench --device cpu -m 1 --shapes 100000000000000x16  # out of host memory: one line, not a crash
 expect_error no-such-command
 expect_error explain -k 40
 expect_error explain --backend nope

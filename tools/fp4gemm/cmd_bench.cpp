@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "bench/bench.hpp"
@@ -109,6 +111,16 @@ struct WeightShape {
 void check_weight_shape(const WeightShape& shape, const std::string& source) {
   if (shape.n < 1 || shape.k < 16) throw_invalid(source + ": N must be >= 1 and K >= 16");
   if (shape.k % 16 != 0) throw_invalid(source + ": K = " + std::to_string(shape.k) + " is not a multiple of 16, the NVFP4 block size");
+  // The bench draws the weight as FP32 values on the host and quantizes it there: say so before
+  // an allocation fails.
+  const double host_bytes = double(shape.n) * double(shape.k) * (4.0 + 0.5625);
+  const double memory_bytes = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  if (memory_bytes > 0 && host_bytes > memory_bytes) {
+    char message[160];
+    std::snprintf(message, sizeof message, ": a %lld x %lld weight needs %.0f GiB of host memory to make, this machine has %.0f GiB",
+                  (long long)shape.n, (long long)shape.k, host_bytes / (1 << 30), memory_bytes / (1 << 30));
+    throw_invalid(source + message);
+  }
 }
 
 // "NxK", e.g. 12288x4096: decimal digits on both sides of one 'x', nothing else.

@@ -1,6 +1,7 @@
 // fp4gemm: the command line a deployer uses daily.
 #include <cstdio>
 #include <exception>
+#include <new>
 
 #include "command.hpp"
 #include "fp4gemm/error.hpp"
@@ -27,6 +28,9 @@ int main(int argc, char** argv) {
     return error.get_exit_code() == 0 ? 2 : error.get_exit_code();
   } catch (const fp4gemm::Error& error) {
     std::fprintf(stderr, "fp4gemm: error: %s\n", error.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "fp4gemm: error: out of host memory (the problem or file is too large for this machine)\n");
     return 1;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "fp4gemm: unexpected error: %s\n", error.what());
