@@ -5,8 +5,6 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
 
 #include "bench/bench.hpp"
@@ -114,7 +112,7 @@ void check_weight_shape(const WeightShape& shape, const std::string& source) {
   // The bench draws the weight as FP32 values on the host and quantizes it there: say so before
   // an allocation fails.
   const double host_bytes = double(shape.n) * double(shape.k) * (4.0 + 0.5625);
-  const double memory_bytes = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  const double memory_bytes = double(probe_cpu().memory_bytes);
   if (memory_bytes > 0 && host_bytes > memory_bytes) {
     char message[160];
     std::snprintf(message, sizeof message, ": a %lld x %lld weight needs %.0f GiB of host memory to make, this machine has %.0f GiB",
