@@ -136,6 +136,24 @@ TEST_F(CudaDecodeWgmma, EveryActivationAndOutputType) {
   }
 }
 
+// Each epilogue with every output type and a padded output row stride: CTAs alone in their
+// cluster store straight from their accumulators (1:1, 2:1), K-split clusters sum their members'
+// partials and each stores every splits-th accumulator quad (1:2, 2:4), multicast groups store
+// their own rows (2:1:2). M = 9 and 40 leave tokens unstored in a quad; N = 300 leaves rows.
+TEST_F(CudaDecodeWgmma, EveryOutputTypeThroughEachEpilogue) {
+  const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", "wgmma");
+  for (const char* shape : {"1:1", "2:1", "1:2", "2:4", "2:1:2"}) {
+    const ScopedEnv forced("FP4GEMM_WGMMA_SHAPE", shape);
+    for (DType output : {DType::f32, DType::bf16, DType::f16}) {
+      for (std::int64_t m : {9, 40, 64}) {
+        const GemmCase c{m, 300, 1040, ActivationType::bf16, output};
+        const std::string failures = check(c, 0, c.n + 5);
+        ASSERT_TRUE(failures.empty()) << "wgmma " << shape << ": " << failures;
+      }
+    }
+  }
+}
+
 // Activations whose rows are not 16-byte aligned (staged by a copy, then packed): a row stride of
 // K + 3 elements with NaN between rows, and an output row stride of N + 5.
 TEST_F(CudaDecodeWgmma, OddActivationAndOutputRowStrides) {

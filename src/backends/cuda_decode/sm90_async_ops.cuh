@@ -130,6 +130,26 @@ __device__ __forceinline__ void mbarrier_arrive_in_cta(std::uint64_t* barrier, u
       : "memory");
 }
 
+// Four floats at `address`'s offset (16-byte aligned) in the shared memory of cluster CTA `cta_rank`
+// (an explicit shared::cluster load: through a generic pointer it would wait for every earlier
+// generic store of the thread).
+__device__ __forceinline__ float4 load_float4_in_cta(std::uint32_t address, unsigned cta_rank) {
+  float4 value;
+  asm volatile(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %4, %5;\n"
+      "ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [remote];\n}\n"
+      : "=f"(value.x), "=f"(value.y), "=f"(value.z), "=f"(value.w)
+      : "r"(address), "r"(cta_rank)
+      : "memory");
+  return value;
+}
+
+// The two halves of a cluster barrier, so that work can go between them: arrive orders this
+// thread's earlier memory accesses before the others' wait returns; wait returns once every thread
+// of the cluster has arrived. Every thread of each warp executes both (.aligned).
+__device__ __forceinline__ void cluster_arrive_release() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
+
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 template <int kPending>

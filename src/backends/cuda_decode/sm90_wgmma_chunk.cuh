@@ -4,6 +4,7 @@
 // fragments, and issue the warpgroup's four wgmma.m64nTk16 against the chunk's packed activations;
 // and how both store a CTA's slice of a row block's outputs.
 #include <cstdint>
+#include <type_traits>
 
 #include "backends/cuda_decode/activation_pack_layout.hpp"
 #include "backends/cuda_decode/decode_device.cuh"
@@ -89,6 +90,50 @@ __device__ __forceinline__ void store_row_slice(const KernelProblem& args, int o
       if (index < outputs && n < args.n)
         store_output(args.out, std::int64_t(index >> slice_shift) * args.out_stride + n, args.out_dtype, scale * sums[j]);
     }
+  }
+}
+
+template <class T>
+__device__ __forceinline__ T output_value(float value) {
+  if constexpr (std::is_same_v<T, float>) return value;
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(value);
+  else return __float2half_rn(value);
+}
+
+template <class T, int kTokens, class Owned>
+__device__ __forceinline__ void store_accumulator_quads_as(const KernelProblem& args, const float (&sums)[kTokens / 2],
+                                                           std::int64_t row, float scale, Owned owned) {
+  const int pair = 2 * (threadIdx.x % 4);
+  const bool low = row < args.n, high = row + 8 < args.n;
+  T* const out = static_cast<T*>(args.out) + std::int64_t(pair) * args.out_stride + row;
+#pragma unroll
+  for (int quad = 0; quad < kTokens / 8; ++quad) {
+    if (!owned(quad)) continue;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if (8 * quad + pair + h >= args.m) continue;
+      T* const at = out + std::int64_t(8 * quad + h) * args.out_stride;
+      if (low) at[0] = output_value<T>(scale * sums[4 * quad + h]);
+      if (high) at[8] = output_value<T>(scale * sums[4 * quad + 2 + h]);
+    }
+  }
+}
+
+// Stores a consumer lane's accumulators, times `scale`, straight from registers in the wgmma D
+// layout: quad q (floats 4q .. 4q + 3) holds tokens 8q + 2t and 8q + 2t + 1 (t = lane % 4) of weight
+// row `row` (floats 0, 1) and of row + 8 (floats 2, 3). Only the quads `owned(q)` says, tokens
+// below M and rows below N are stored. Each store is 8 rows of one token (16 or 32 contiguous
+// bytes per warp and token) instead of a coalesced row of the output, but the epilogue is then a
+// few dozen independent instructions per lane: the transpose through shared memory it replaces
+// ran ~560 dependent ones per warp, ~3 us a call at 64 tokens (H200,
+// bench/results/2026-12-01-h200-s15.md).
+template <int kTokens, class Owned>
+__device__ __forceinline__ void store_accumulator_quads(const KernelProblem& args, const float (&sums)[kTokens / 2], std::int64_t row,
+                                                        float scale, Owned owned) {
+  switch (args.out_dtype) {
+    case DType::f32: store_accumulator_quads_as<float, kTokens>(args, sums, row, scale, owned); break;
+    case DType::bf16: store_accumulator_quads_as<__nv_bfloat16, kTokens>(args, sums, row, scale, owned); break;
+    case DType::f16: store_accumulator_quads_as<__half, kTokens>(args, sums, row, scale, owned); break;
   }
 }
 

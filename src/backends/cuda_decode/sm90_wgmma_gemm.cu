@@ -17,9 +17,10 @@
 //   them (bulk copy with multicast), and a stage is reused only when every CTA of the group has
 //   released it. (Measured slower; the default shape rule uses groups of one.)
 // - K is split over the `splits` CTAs of a column; after the main loop each CTA leaves its FP32
-//   partial tile in shared memory and each writes a slice of the output rows, summing the
-//   partials of its column (distributed shared memory) in rank order: deterministic, no
-//   workspace and no second kernel.
+//   partial sums in shared memory and sums every splits-th accumulator quad of the column's
+//   partials (distributed shared memory) in rank order: deterministic, no workspace and no second
+//   kernel. A CTA alone in its cluster stores straight from its accumulators.
+
 #include <cooperative_groups.h>
 
 #include <map>
@@ -37,7 +38,7 @@ namespace {
 
 // Dynamic shared memory of one CTA: the stage ring (each stage: the CTA's weight codes and scales
 // of one chunk, then the chunk's packed activations), the scale table and the mbarriers. After
-// the main loop the partial tile reuses the stages.
+// the main loop a K split's partial sums reuse the stages.
 template <int kTokens, int kWarpgroups>
 struct WgmmaSharedLayout {
   static constexpr int kCtaTiles = 4 * kWarpgroups;
@@ -48,12 +49,11 @@ struct WgmmaSharedLayout {
   static constexpr int kActivationBytes = int(packed_chunk_bytes(kTokens));
   static constexpr int kBlockBytes = int(packed_block_bytes(kTokens));  // one MMA block's B operand
   static constexpr int kStageBytes = kActivationOffset + kActivationBytes;
-  static constexpr int kPartialStride = kTokens + 1;  // floats per row; +1 spreads the transpose's banks
-  static constexpr int kPartialBytes = kCtaRows * kPartialStride * 4;
+  static constexpr int kPartialBytes = kCtaRows * kTokens * 4;  // a K split's partial sums, in register order
   static constexpr int kTableOffset = kWgmmaStages * kStageBytes;
   static constexpr int kBarrierOffset = kTableOffset + 256 * 4;
   static constexpr int kBytes = kBarrierOffset + 2 * kWgmmaStages * 8;
-  static_assert(kPartialBytes <= kTableOffset, "the partial tile fits in the stages it reuses");
+  static_assert(kPartialBytes <= kTableOffset, "the partial sums fit in the stages they reuse");
   static_assert(kActivationOffset % 128 == 0 && kStageBytes % 128 == 0, "stages and operands stay 128-byte aligned");
   static_assert(kBlockBytes * kBlocksPerChunk == kActivationBytes, "a chunk is four MMA blocks");
   static_assert(kWarpgroups == 1 || kWarpgroups == 2, "a CTA covers half a weight record or all of it");
@@ -247,37 +247,52 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(cons
     // (programmatic_launch.cuh). Earlier, its CTAs would take the SMs' free slots and sit there.
     allow_dependent_launch();
   }
-  __syncthreads();  // every stage has been read: the partial tile may reuse them
-
-  float* partial = reinterpret_cast<float*>(shared);
-  if (warp < kConsumerWarps) {
-    // Accumulators (wgmma D, per warp 16 rows): [4j + 0, 1] are row g, tokens 8j + 2t + {0, 1};
-    // [4j + 2, 3] the same tokens of row g + 8.
-    const int row = warp * kTileRows + lane / 4;
+  // The epilogue. A CTA alone in its cluster stores its accumulators straight from registers
+  // (store_accumulator_quads). In a K-split cluster each CTA leaves its partial sums in shared memory
+  // in register order, and CTA `split` of a column sums, in rank order (deterministic), the
+  // partials of every splits-th accumulator quad, each lane reading the same lane's floats of every
+  // member, and stores them.
+  const int cluster_ctas = multicast * splits;
+  if (cluster_ctas == 1 && warp >= kConsumerWarps) return;  // the producers: nothing left to wait for
+  const float scale = args.alpha * kDecodeCompensation;
+  const std::int64_t row = std::int64_t(blockIdx.x) * Layout::kCtaRows + warp * kTileRows + lane / 4;
+  if (splits == 1) {
+    // A multicast group: this CTA's releases of its peers' stages are done (and ordered before the
+    // arrival); its shared memory must outlive theirs (the wait below).
+    if (cluster_ctas > 1) cluster_arrive_release();
+    if (warp < kConsumerWarps) store_accumulator_quads<kTokens>(args, accumulators, row, scale, [](int) { return true; });
+  } else {
+    __syncthreads();  // every warpgroup's wgmmas have read their stages: the partial sums may reuse them
+    float4* partial = reinterpret_cast<float4*>(shared);
+    constexpr int kQuads = kAccumulators / 4;
+    if (warp < kConsumerWarps) {
 #pragma unroll
-    for (int j = 0; j < kTokens / 8; ++j) {
-      const int col = 8 * j + 2 * (lane % 4);
-      partial[row * Layout::kPartialStride + col] = accumulators[4 * j];
-      partial[row * Layout::kPartialStride + col + 1] = accumulators[4 * j + 1];
-      partial[(row + 8) * Layout::kPartialStride + col] = accumulators[4 * j + 2];
-      partial[(row + 8) * Layout::kPartialStride + col + 1] = accumulators[4 * j + 3];
+      for (int quad = 0; quad < kQuads; ++quad) {
+        partial[threadIdx.x * kQuads + quad] = make_float4(accumulators[4 * quad], accumulators[4 * quad + 1],
+                                                           accumulators[4 * quad + 2], accumulators[4 * quad + 3]);
+      }
     }
+    cluster.sync();  // every member's partial sums are in its shared memory
+    const auto owned = [&](int quad) { return (quad & (splits - 1)) == split; };  // splits is a power of two
+    float sums[kAccumulators];
+    if (warp < kConsumerWarps) {
+#pragma unroll
+      for (int i = 0; i < kAccumulators; ++i) sums[i] = 0.0f;
+      const std::uint32_t lane_partial = shared_address(partial + threadIdx.x * kQuads);
+#pragma unroll 1
+      for (int member = 0; member < splits; ++member) {
+#pragma unroll
+        for (int quad = 0; quad < kQuads; ++quad) {
+          if (!owned(quad)) continue;
+          const float4 value = load_float4_in_cta(lane_partial + 16 * quad, cluster_rank(group_rank, member));
+          sums[4 * quad] += value.x, sums[4 * quad + 1] += value.y, sums[4 * quad + 2] += value.z, sums[4 * quad + 3] += value.w;
+        }
+      }
+    }
+    cluster_arrive_release();  // this CTA's reads of the members' partial sums are done
+    if (warp < kConsumerWarps) store_accumulator_quads<kTokens>(args, sums, row, scale, owned);
   }
-  cluster.sync();  // every CTA's partial tile is complete (and every copy into this CTA has landed)
-
-  // This CTA writes rows [row_begin, row_begin + slice_rows) of the cluster's tile (splits is a
-  // power of two, so the slice is too), summing the column's partials in rank order.
-  const int slice_rows = Layout::kCtaRows / splits, row_begin = slice_rows * split;
-  const auto sum_of = [&](int row, int token) {
-    const int offset = (row_begin + row) * Layout::kPartialStride + token;
-    if (splits == 1) return partial[offset];
-    float sum = 0.0f;
-    for (int member = 0; member < splits; ++member) sum += cluster.map_shared_rank(partial, cluster_rank(group_rank, member))[offset];
-    return sum;
-  };
-  store_row_slice<kThreads>(args, slice_rows * min(args.m, kTokens), slice_rows, std::int64_t(blockIdx.x) * Layout::kCtaRows + row_begin,
-                            args.alpha * kDecodeCompensation, sum_of);
-  cluster.sync();  // keeps this CTA's shared memory alive until the cluster has read it
+  if (cluster_ctas > 1) cluster_wait();  // keeps this CTA's shared memory alive until the cluster is done with it
 #else
   __trap();  // the host launches this kernel on SM 9.0 only, where the sm_90a build runs
 #endif
