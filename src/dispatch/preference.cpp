@@ -46,29 +46,37 @@ const std::vector<PreferenceRow>& preference_table() {
        "M = 32 (12288x4096: M=1 8.5 vs 26.7 us, M=16 10.6 vs 27.2, M=32 19.4 vs 27.8; 28672x8192: M=1 32.9 "
        "vs 105.3, M=16 44.4 vs 107.2, M=32 76.5 vs 108.3); cuBLASLt has no NVFP4 on sm_90",
        32},
-      // NOTE: from M = 33 the two rows below are where cuda_decode (its wgmma kernel) beat
-      // dequantize + cuBLAS BF16 in one run (bench/results/2026-12-01-h200-s14.md, call 7): every
-      // measured weight of N >= 14336 with K >= 4096, and of N >= 4096 with K >= 8192. It lost on
-      // K = 4096 below 14336 rows (12288x4096 M = 64 29.8 vs 28.3 us, 6144x4096 21.2 vs 16.2,
-      // 4096x4096 17.0 vs 11.4), which keep the last row.
+      // NOTE: from M = 33 the three rows below are where cuda_decode (its wgmma kernel, with the
+      // epilogue that stores from registers) beat dequantize + cuBLAS BF16 in one run
+      // (bench/results/2026-12-01-h200-s15.md, call 3; the tall weights of 14336 rows and more in
+      // -s14.md, call 7, before that epilogue saved a further 3-5 us): K >= 4096 from 8192 rows,
+      // K >= 1024 from 16384 rows, K >= 8192 from 4096 rows. Dequantize + cuBLAS won or tied
+      // on the other measured weights, which keep the last row.
       {ArchFamily::sm90,
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
-       "fp4gemm bench on one H200 (2026-12-01, session 14): for tall weights cuda_decode's wgmma kernel beats "
-       "dequantize + cuBLAS BF16 up to M = 64 (M=33/64: 14336x4096 28.2/29.8 vs 31.9/33.9 us, 16384x4096 "
-       "28.3/30.2 vs 35.3/36.0, 20480x8192 74.8/77.3 vs 87.1/85.6, 24576x8192 75.0/78.1 vs 97.2/99.2, "
-       "28672x8192 M=64 81.0 vs 118.2)",
-       64, 14336, 4096},
+       "fp4gemm bench on one H200 (2026-12-01, session 15): for K >= 4096 from 8192 rows cuda_decode's wgmma "
+       "kernel beats dequantize + cuBLAS BF16 up to M = 64 (M=33/64: 8192x4096 17.7/18.0 vs 19.5/20.5 us, "
+       "10240x4096 23.2/23.7 vs 23.8/23.2, 12288x4096 23.3/23.8 vs 29.1/28.7; session 14, before a 3-5 us "
+       "saving: 16384x4096 28.3/30.2 vs 35.3/36.0, 28672x8192 M=64 81.0 vs 118.2)",
+       64, 8192, 4096},
       {ArchFamily::sm90,
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
-       "fp4gemm bench on one H200 (2026-12-01, session 14): for K >= 8192 cuda_decode's wgmma kernel beats "
-       "dequantize + cuBLAS BF16 up to M = 64 (M=33/64: 4096x8192 21.2/23.8 vs 22.7/24.8 us, 8192x8192 "
-       "33.5/35.0 vs 34.9/36.9, 8192x28672 101.8/104.7 vs 121.8/124.3; 4096x12288 M=64 30.8 vs 32.2)",
+       "fp4gemm bench on one H200 (2026-12-01, session 15): for K >= 1024 from 16384 rows cuda_decode's wgmma "
+       "kernel beats dequantize + cuBLAS BF16 up to M = 64 (M=33/64: 16384x1024 9.5/9.9 vs 10.8/11.1 us, "
+       "16384x2048 14.2/14.7 vs 19.2/19.5)",
+       64, 16384, 1024},
+      {ArchFamily::sm90,
+       {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
+       "fp4gemm bench on one H200 (2026-12-01, sessions 14-15): for K >= 8192 cuda_decode's wgmma kernel beats "
+       "dequantize + cuBLAS BF16 up to M = 64 (M=33/64: 4096x8192 20.2/20.5 vs 22.5/24.1 us; session 14, before "
+       "a 3-5 us saving: 8192x8192 33.5/35.0 vs 34.9/36.9, 8192x28672 101.8/104.7 vs 121.8/124.3)",
        64, 4096, 8192},
       {ArchFamily::sm90,
        {"cuda_dequant_cublas", "cuda_decode", "cpu", "ref"},
-       "fp4gemm bench on one H200 (2026-12-01, session 14): from M = 33 dequantize + cuBLAS BF16 beats "
-       "cuda_decode on the measured weights the rows above do not take, K = 4096 below 14336 rows (M=64: "
-       "12288x4096 28.3 vs 29.8 us, 6144x4096 16.2 vs 21.2, 4096x4096 11.4 vs 17.0); others here are unmeasured"},
+       "fp4gemm bench on one H200 (2026-12-01, session 15): from M = 33 dequantize + cuBLAS BF16 beats or ties "
+       "cuda_decode on the measured weights the rows above do not take (M=33/64: 6144x4096 16.3/16.2 vs "
+       "17.6/17.8 us, 4096x4096 14.2/11.6 vs 13.3/13.6, 8192x2048 10.9/11.1 vs 11.2/11.4, 2048x4096 9.8/9.9 "
+       "vs 19.2/19.4); others here are unmeasured"},
       {ArchFamily::sm8x,
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
        "unmeasured: same reasoning as SM 9.0 (small M is weight-bandwidth bound, large M is BF16-compute bound)"},

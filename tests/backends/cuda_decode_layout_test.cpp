@@ -347,13 +347,16 @@ TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForLargeWeightsFromItsMinimumM) {
   EXPECT_FALSE(wgmma(32, 12288, 4096, 90));  // not tall: mma.sync by 18%
   EXPECT_FALSE(wgmma(16, 28672, 8192, 90));
   EXPECT_TRUE(wgmma(64, 8192, 1024, 90));
-  EXPECT_FALSE(wgmma(64, 4096, 4096, 90));  // mma.sync by 1-5% at M = 64
+  EXPECT_TRUE(wgmma(64, 4096, 4096, 90));    // wgmma by 16% at M = 64
+  EXPECT_TRUE(wgmma(33, 2048, 8192, 90));
+  EXPECT_FALSE(wgmma(64, 2048, 4096, 90));  // mma.sync by 13-20%
+  EXPECT_FALSE(wgmma(64, 4096, 2048, 90));
   EXPECT_FALSE(wgmma(64, 2048, 2048, 90));
   // The bounds themselves.
   EXPECT_TRUE(wgmma(kWgmmaMinM, kWgmmaMinN, 16, 90));
   EXPECT_FALSE(wgmma(kWgmmaMinM - 1, kWgmmaMinN, 16, 90));
-  EXPECT_TRUE(wgmma(kWgmmaMinM, 4096, kWgmmaMaxMmaElements / 4096 + 16, 90));
-  EXPECT_FALSE(wgmma(kWgmmaMinM, 4096, kWgmmaMaxMmaElements / 4096, 90));
+  EXPECT_TRUE(wgmma(kWgmmaMinM, 4096, kWgmmaMinElements / 4096, 90));
+  EXPECT_FALSE(wgmma(kWgmmaMinM, 4096, kWgmmaMinElements / 4096 - 16, 90));
   EXPECT_TRUE(wgmma(kWgmmaTallMinM, kWgmmaTallMinN, kWgmmaTallMinK, 90));
   EXPECT_FALSE(wgmma(kWgmmaTallMinM - 1, kWgmmaTallMinN, kWgmmaTallMinK, 90));
   EXPECT_FALSE(wgmma(kWgmmaTallMinM, kWgmmaTallMinN - 1, kWgmmaTallMinK, 90));

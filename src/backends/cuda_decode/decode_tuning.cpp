@@ -172,7 +172,7 @@ DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k
     if (kernel == "resident") return resident_fits() ? DecodeKernel::resident : DecodeKernel::wgmma;
     throw_invalid("FP4GEMM_DECODE_KERNEL must be 'mma', 'wgmma' or 'resident', not '" + kernel + "'");
   }
-  const bool wgmma = (m >= kWgmmaMinM && (n >= kWgmmaMinN || n * k > kWgmmaMaxMmaElements)) || (m >= kWgmmaTallMinM && n >= kWgmmaTallMinN && k >= kWgmmaTallMinK);
+  const bool wgmma = (m >= kWgmmaMinM && (n >= kWgmmaMinN || n * k >= kWgmmaMinElements)) || (m >= kWgmmaTallMinM && n >= kWgmmaTallMinN && k >= kWgmmaTallMinK);
   return wgmma ? DecodeKernel::wgmma : DecodeKernel::mma;
 }
 

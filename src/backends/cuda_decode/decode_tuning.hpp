@@ -177,22 +177,24 @@ constexpr bool grid_fills_gpu(std::int64_t ctas, int resident_ctas_per_sm, int m
 
 // ---- The wgmma kernel (SM 9.0 only; sm90_wgmma_gemm.cu) ----
 // Where the wgmma kernel replaces the mma.sync one on SM 9.0, measured on the H200 with both forced
-// on the same shapes in one run (bench/results/2026-12-01-h200-s14.md, call 5: two producer warps,
-// grids of at most one CTA per SM padded to one). The wgmma kernel costs ~7 us a call more than
-// mma.sync, but from 33 tokens mma.sync needs five or more MMA passes per weight fragment:
-// - M >= 33 and (N >= kWgmmaMinN or N x K > kWgmmaMaxMmaElements): wgmma won on all 13 such shapes,
-//   M = 64: 4096x12288 30.5 vs 44.3 us, 6144x4096 20.5 vs 31.2, 12288x4096 29.0 vs 47.1, 28672x8192
-//   78.9 vs 202.9, 8192x1024 10.5 vs 11.0. Below both bounds the rule leaves 4096x4096 on mma.sync
-//   (wgmma vs mma.sync at M = 64 16.3 and 17.0 in calls 5 and 7 vs 16.1; at M = 33 14.1 vs 15.1, a
-//   gain left), and 2048x8192 (M = 64 28.0 vs 30.6, a gain left);
+// on the same shapes in one run. The wgmma kernel costs ~5 us a call more than mma.sync (lone CTAs:
+// 4.9 us + 0.21 us a chunk at M = 64), but from 33 tokens mma.sync needs five or more MMA passes per
+// weight fragment:
+// - M >= 33 and (N >= kWgmmaMinN or N x K >= kWgmmaMinElements): with the epilogue that stores from
+//   registers (bench/results/2026-12-01-h200-s15.md, calls 2-3) wgmma won on all 16 such weights
+//   measured, M = 33/64: 4096x4096 13.3/13.6 vs 15.2/16.2 us, 2048x8192 26.0/26.4 vs 29.7/31.0,
+//   8192x1024 7.9/8.1 vs 9.7/11.1, 12288x4096 23.4/23.9 vs 43.7/47.1; and lost on all five below
+//   both bounds: 2048x4096 19.2/19.4 vs 16.0/16.9, 4096x2048 9.9/10.2 vs 8.3/9.2, 1024x4096,
+//   2048x2048, 4096x1024 (by 18-70%);
 // - M >= 17 for tall weights (N >= kWgmmaTallMinN, K >= kWgmmaTallMinK), with the 128-row CTAs of
-//   the shape rule below (call 10, M = 17/32): 14336x4096 22.4/23.4 vs 29.3/33.9, 14336x2048
-//   13.8/14.8 vs 16.7/19.0, 14336x8192 39.5/40.3 vs 44.1/53.1; 28672x8192 M = 32 62.8 vs 88.1
-//   (call 5); but 12288x4096 22.3/23.1 vs 17.2/19.6 and 12288x8192 39.3/40.2 vs 32.3/36.5 (call 10),
-//   and 16384x1024 10.9 vs 10.5 at M = 17 (call 5, 64-row CTAs).
+//   the shape rule below (bench/results/2026-12-01-h200-s14.md, call 10, M = 17/32): 14336x4096
+//   22.4/23.4 vs 29.3/33.9, 14336x2048 13.8/14.8 vs 16.7/19.0, 14336x8192 39.5/40.3 vs 44.1/53.1;
+//   28672x8192 M = 32 62.8 vs 88.1 (call 5); but 12288x4096 22.3/23.1 vs 17.2/19.6 and 12288x8192
+//   39.3/40.2 vs 32.3/36.5 (call 10; still 20.5/20.7 vs 17.3/19.7 and 36.7/37.1 vs 32.4/36.6 with
+//   the new epilogue, s15 call 2), and 16384x1024 10.9 vs 10.5 at M = 17 (call 5, 64-row CTAs).
 inline constexpr int kWgmmaMinM = 33;
 inline constexpr std::int64_t kWgmmaMinN = 8192;
-inline constexpr std::int64_t kWgmmaMaxMmaElements = std::int64_t(1) << 24;
+inline constexpr std::int64_t kWgmmaMinElements = std::int64_t(1) << 24;
 inline constexpr int kWgmmaTallMinM = 17;
 inline constexpr std::int64_t kWgmmaTallMinN = 14336;
 inline constexpr std::int64_t kWgmmaTallMinK = 2048;

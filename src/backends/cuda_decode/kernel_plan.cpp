@@ -25,7 +25,7 @@ std::string kernel_reason(DecodeKernel kernel, int sm) {
     return "forced by FP4GEMM_DECODE_KERNEL";
   }
   const std::string rule = "SM 9.0 runs wgmma from M = " + std::to_string(kWgmmaMinM) + " when N >= " + std::to_string(kWgmmaMinN) +
-                           " or N x K > " + std::to_string(kWgmmaMaxMmaElements) + ", and from M = " + std::to_string(kWgmmaTallMinM) + " when N >= " +
+                           " or N x K >= " + std::to_string(kWgmmaMinElements) + ", and from M = " + std::to_string(kWgmmaTallMinM) + " when N >= " +
                            std::to_string(kWgmmaTallMinN) + " and K >= " + std::to_string(kWgmmaTallMinK);
   return (kernel == DecodeKernel::mma ? "not wgmma: " : "") + rule;
 }
