@@ -250,14 +250,43 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK,
 
   // Write: consecutive threads take consecutive weight rows, so stores along N coalesce.
   const float scale = args.alpha * kDecodeCompensation;
-  for (int index = threadIdx.x; index < kCtaRows * kCols; index += kThreads) {
-    const int col = index / kCtaRows, row = index % kCtaRows;
-    const std::int64_t n = std::int64_t(blockIdx.x) * kCtaRows + row;
-    if (col >= args.m || n >= args.n) continue;
-    float sum = 0.0f;
+  constexpr int kOutputsPerThread = (kCtaRows * kCols + kThreads - 1) / kThreads;
+  if constexpr (kMTiles == 1 || kOutputsPerThread <= 2) {
+    // One activation tile (at most 4 outputs a thread, 1 to M stored) or at most two outputs a
+    // thread: the batched form below took some of these kernels from 72 to 80 registers or into
+    // spills, and 28672x8192 M = 1 needs 72 for its 7 CTAs per SM.
+    for (int index = threadIdx.x; index < kCtaRows * kCols; index += kThreads) {
+      const int col = index / kCtaRows, row = index % kCtaRows;
+      const std::int64_t n = std::int64_t(blockIdx.x) * kCtaRows + row;
+      if (col >= args.m || n >= args.n) continue;
+      float sum = 0.0f;
 #pragma unroll
-    for (int split = 0; split < kWarpsK; ++split) sum += partial[split][row][col];
-    store_output(args.out, std::int64_t(col) * args.out_stride + n, args.out_dtype, scale * sum);
+      for (int split = 0; split < kWarpsK; ++split) sum += partial[split][row][col];
+      store_output(args.out, std::int64_t(col) * args.out_stride + n, args.out_dtype, scale * sum);
+    }
+  } else {
+    // Each thread sums all its outputs' partials before storing any: the loads are then
+    // independent of one another instead of a chain through every output (the whole epilogue
+    // measured 0.4-0.9 us a call at M = 16 on 12288x4096 and 28672x8192; H200,
+    // bench/results/2026-12-01-h200-s15.md). Output `index` is column index / kCtaRows, row
+    // index % kCtaRows, so the first kCtaRows x M are the ones to store.
+    const int outputs = kCtaRows * min(args.m, kCols);
+    float sums[kOutputsPerThread];
+#pragma unroll
+    for (int i = 0; i < kOutputsPerThread; ++i) {
+      const int index = threadIdx.x + i * kThreads;
+      sums[i] = 0.0f;
+#pragma unroll
+      for (int split = 0; split < kWarpsK; ++split)
+        if (index < outputs) sums[i] += partial[split][index % kCtaRows][index / kCtaRows];
+    }
+#pragma unroll
+    for (int i = 0; i < kOutputsPerThread; ++i) {
+      const int index = threadIdx.x + i * kThreads;
+      const std::int64_t n = std::int64_t(blockIdx.x) * kCtaRows + index % kCtaRows;
+      if (index < outputs && n < args.n)
+        store_output(args.out, std::int64_t(index / kCtaRows) * args.out_stride + n, args.out_dtype, scale * sums[i]);
+    }
   }
 }
 
