@@ -5,9 +5,10 @@
 namespace fp4gemm::cuda_decode {
 namespace {
 
-// One thread per (chunk, token, lane block): 16 consecutive activation columns in, eight 4-byte
-// pairs out. Threads run fastest over the lane block and then the token, so a warp's eight tokens x
-// four lane blocks write whole 128-byte core-matrix rows for each (block, k-half).
+// One thread per (chunk, token, lane block): 16 consecutive activation columns in (two 16-byte
+// loads: the launcher stages rows that are not 16-byte aligned, cuda_decode_backend_cuda.cpp),
+// eight 4-byte pairs out. Threads run fastest over the lane block and then the token, so a warp's
+// eight tokens x four lane blocks write whole 128-byte core-matrix rows for each (block, k-half).
 __global__ void pack_activations_kernel(const std::uint16_t* activations, std::int64_t stride, int m, int k, int tokens,
                                         int chunks, std::uint32_t* packed) {
   allow_dependent_launch();
@@ -18,15 +19,20 @@ __global__ void pack_activations_kernel(const std::uint16_t* activations, std::i
   const int token = int(index / 4 % tokens);
   const int chunk = int(index / (4 * std::int64_t(tokens)));
   const std::int64_t column = std::int64_t(chunk) * kChunkK + 16 * lane_block;
-  std::uint32_t values[16];
-  const bool inside = token < m && column < k;  // K is a multiple of 16: all 16 columns or none
-#pragma unroll
-  for (int i = 0; i < 16; ++i) values[i] = inside ? activations[std::int64_t(token) * stride + column + i] : 0u;
+  uint4 halves[2] = {make_uint4(0, 0, 0, 0), make_uint4(0, 0, 0, 0)};
+  if (token < m && column < k) {  // K is a multiple of 16: all 16 columns or none
+    const uint4* source = reinterpret_cast<const uint4*>(activations + std::int64_t(token) * stride + column);
+    halves[0] = source[0];
+    halves[1] = source[1];
+  }
+  // Word `pair` holds columns 2 pair (low half) and 2 pair + 1 of the 16.
+  const std::uint32_t words[8] = {halves[0].x, halves[0].y, halves[0].z, halves[0].w,
+                                  halves[1].x, halves[1].y, halves[1].z, halves[1].w};
   std::uint32_t* chunk_base = packed + std::int64_t(chunk) * (packed_chunk_bytes(tokens) / 4);
 #pragma unroll
   for (int pair = 0; pair < 8; ++pair) {
     const int local = 16 * lane_block + 2 * pair;  // even column: the pair (local, local + 1) stays adjacent
-    chunk_base[packed_offset(tokens, token, local) / 4] = values[2 * pair] | (values[2 * pair + 1] << 16);
+    chunk_base[packed_offset(tokens, token, local) / 4] = words[pair];
   }
 }
 
