@@ -486,6 +486,13 @@ TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
   EXPECT_EQ(shape_of(8512, 4096), (std::array<int, 3>{2, 1, 1}));
   EXPECT_EQ(shape_of(4096, 12288), (std::array<int, 3>{1, 2, 1}));
   EXPECT_EQ(shape_of(28672, 8192), (std::array<int, 3>{2, 1, 1}));
+  // Unsplit 64-row CTAs of a long K become 128-row ones split in two (s15, call 6).
+  EXPECT_EQ(shape_of(8192, 8192), (std::array<int, 3>{2, 2, 1}));
+  EXPECT_EQ(shape_of(6144, 28672), (std::array<int, 3>{2, 2, 1}));
+  EXPECT_EQ(shape_of(8192, 8192 - 64), (std::array<int, 3>{1, 1, 1}));  // 127 chunks
+  EXPECT_EQ(shape_of(8192, 4096), (std::array<int, 3>{1, 1, 1}));
+  EXPECT_EQ(shape_of(8448, 8192), (std::array<int, 3>{1, 1, 1}));  // above kWgmmaPairedSplitMaxN
+  EXPECT_EQ(choose_wgmma_shape(64, 8192, 8192, 120).splits, 1);  // 128 paired CTAs would not fit 120 SMs
   setenv("FP4GEMM_WGMMA_SHAPE", "2:9", 1);  // more splits than a portable cluster
   WgmmaShape shape{64, 2, 1};
   EXPECT_THROW(wgmma_shape_override(shape), Error);

@@ -204,7 +204,7 @@ WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, in
   shape.tokens = m <= 16 ? 16 : m <= 32 ? 32 : 64;
   // 64-row CTAs (one warpgroup) while they fit kWgmmaCtasPerSm per SM, else 128-row ones. Then
   // split K (powers of two) while the doubled grid still fits one CTA per SM, keeping kMinWgmmaChunksPerSplit chunks
-  // per split.
+  // per split; unsplit 64-row CTAs of a long K become split 128-row ones (kWgmmaPairedSplitMinChunks).
   const std::int64_t half_blocks = (n + 63) / 64;
   shape.warpgroups = half_blocks <= std::int64_t(kWgmmaCtasPerSm) * multiprocessors ? 1 : 2;
   const std::int64_t ctas = (n + 64 * shape.warpgroups - 1) / (64 * shape.warpgroups);
@@ -214,6 +214,12 @@ WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, in
   while (shape.multicast * shape.splits * 2 <= kMaxWgmmaCluster && ctas * shape.splits * 2 <= multiprocessors &&
          chunks >= std::int64_t(kMinWgmmaChunksPerSplit) * shape.splits * 2) {
     shape.splits *= 2;
+  }
+  const std::int64_t paired_ctas = 2 * ((n + 127) / 128);
+  if (shape.warpgroups == 1 && shape.splits == 1 && chunks >= kWgmmaPairedSplitMinChunks && n <= kWgmmaPairedSplitMaxN &&
+      paired_ctas <= multiprocessors) {
+    shape.warpgroups = 2;  // kWgmmaPairedSplitMinChunks: two warpgroups per SM, K split in two
+    shape.splits = 2;
   }
   return shape;
 }
