@@ -31,6 +31,10 @@ expect_error bench --shapes 64x256abc
 expect_error bench --shapes 64x+256
 expect_error bench --shapes " 64x256"
 expect_error bench --shapes 64x256 -n 64
+expect_error bench --device cpu --no-peers --shapes 64x256,,48x32  # an empty item is an error, not dropped
+expect_error bench --device cpu --no-peers --shapes ""
+expect_error bench --device cpu --no-peers -n 64 -k 256 -m 1,,4
+expect_error bench --device cpu --no-peers -n 64 -k 256 -m 1x
 expect_error bench --device cpu -m 1 --shapes 100000000000000x16  # out of host memory: one line, not a crash
 expect_error no-such-command
 expect_error explain -k 40

@@ -18,12 +18,14 @@ namespace fp4gemm::cli {
 namespace {
 
 struct BenchOptions {
-  std::vector<std::int64_t> m{1, 16, 256};
+  // -m and --shapes as typed, one string per occurrence, each a comma-separated list (split here,
+  // not by CLI11, whose delimiter drops empty items: "64x256,,48x32" benched two shapes silently).
+  std::vector<std::string> m_lists{"1,16,256"};
   std::int64_t n = 12288;
   std::int64_t k = 4096;
   // N x K weight shapes, each benched at every M in one run (one ceiling measurement); when set, they
   // replace -n and -k.
-  std::vector<std::string> shapes;
+  std::vector<std::string> shape_lists;
   std::string backend;  // empty: every backend that can run on the device, except `ref`
   std::string activation = "bf16";
   std::string output = "bf16";
@@ -121,13 +123,31 @@ void check_weight_shape(const WeightShape& shape, const std::string& source) {
   }
 }
 
+// Decimal digits only (at most 15, so that std::stoll cannot overflow).
+bool all_digits(const std::string& part) {
+  return !part.empty() && part.size() <= 15 && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The items of comma-separated lists, in order; an empty item is an error.
+std::vector<std::string> list_items(const std::vector<std::string>& lists, const std::string& flag) {
+  std::vector<std::string> items;
+  for (const std::string& list : lists) {
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t comma = list.find(',', start);
+      items.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (items.back().empty()) throw_invalid(flag + ": an empty item in '" + list + "'");
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return items;
+}
+
 // "NxK", e.g. 12288x4096: decimal digits on both sides of one 'x', nothing else.
 WeightShape parse_weight_shape(const std::string& text) {
   const auto not_a_shape = [&] { throw_invalid("--shapes: '" + text + "' is not NxK (e.g. 12288x4096)"); };
   const std::size_t cross = text.find('x');
-  const auto all_digits = [](const std::string& part) {
-    return !part.empty() && part.size() <= 15 && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
-  };
   if (cross == std::string::npos || !all_digits(text.substr(0, cross)) || !all_digits(text.substr(cross + 1))) not_a_shape();
   const WeightShape shape{std::stoll(text.substr(0, cross)), std::stoll(text.substr(cross + 1))};
   check_weight_shape(shape, "--shapes " + text);
@@ -136,16 +156,19 @@ WeightShape parse_weight_shape(const std::string& text) {
 
 void run_bench(const BenchOptions& options) {
   std::vector<WeightShape> shapes;
-  if (options.shapes.empty()) {
+  if (options.shape_lists.empty()) {
     shapes.push_back({options.n, options.k});
     check_weight_shape(shapes.back(), "-n/-k");
   }
-  for (const std::string& text : options.shapes) shapes.push_back(parse_weight_shape(text));
-  for (std::int64_t m : options.m)
-    if (m < 1) throw_invalid("-m values must be >= 1");
+  for (const std::string& text : list_items(options.shape_lists, "--shapes")) shapes.push_back(parse_weight_shape(text));
+  std::vector<std::int64_t> ms;
+  for (const std::string& text : list_items(options.m_lists, "-m")) {
+    if (!all_digits(text) || std::stoll(text) < 1) throw_invalid("-m: '" + text + "' is not a whole number >= 1");
+    ms.push_back(std::stoll(text));
+  }
   std::vector<GemmProblem> problems;  // shape by shape (the GPU bench then makes each weight once)
   for (const WeightShape& shape : shapes)
-    for (std::int64_t m : options.m)
+    for (std::int64_t m : ms)
       problems.push_back({m, shape.n, shape.k, parse_activation(options.activation), parse_output(options.output)});
 
   const auto gpus = probe_cuda_devices();
@@ -182,11 +205,10 @@ void run_bench(const BenchOptions& options) {
 const RegisterCommand registration([](CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
   auto* command = app.add_subcommand("bench", "Time backends and peers on weight shapes against a measured roofline");
-  command->add_option("-m", options->m, "Activation rows, comma-separated (default 1,16,256)")->delimiter(',');
+  command->add_option("-m", options->m_lists, "Activation rows, comma-separated (default 1,16,256)");
   auto* n = command->add_option("-n", options->n, "Weight rows N (default 12288)");
   auto* k = command->add_option("-k", options->k, "Reduction size K, a multiple of 16 (default 4096)");
-  command->add_option("--shapes", options->shapes, "Weight shapes NxK, comma-separated (e.g. 4096x4096,28672x8192), instead of -n/-k")
-      ->delimiter(',')
+  command->add_option("--shapes", options->shape_lists, "Weight shapes NxK, comma-separated (e.g. 4096x4096,28672x8192), instead of -n/-k")
       ->excludes(n)
       ->excludes(k);
   command->add_option("--backend", options->backend, "Only this backend (default: all that can run, except ref)");
