@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "fp4gemm/device.hpp"
+#include "fp4gemm/format/nvfp4_matrix.hpp"
 #include "fp4gemm/types.hpp"
 
 namespace fp4gemm::bench {
@@ -48,6 +49,10 @@ Timing time_repeatedly(const std::function<double()>& sample_us, int warmup, int
 // Standard-normal FP32 values from `seed`: benchmark operands are random, never zeros (zeros run
 // faster than real data on some hardware and hide unwritten outputs).
 std::vector<float> random_normal_values(std::int64_t count, std::uint64_t seed);
+
+// Makes `weight` the benchmark's N x K weight (random, quantized) unless it already is one: the
+// CLI orders problems shape by shape, so each weight is made once, not once per M.
+void make_bench_weight(Nvfp4Matrix& weight, std::int64_t n, std::int64_t k);
 
 // CPU: ceilings (streaming read over a buffer several times the L3; OpenBLAS SGEMM 2048^3) and
 // the `cpu`-memory backends plus the OpenBLAS peer on the dequantized FP32 weight.

@@ -147,9 +147,9 @@ Ceilings measure_cpu_ceilings() {
 std::vector<Result> bench_cpu(const std::vector<GemmProblem>& problems, const std::vector<std::string>& backends,
                               bool include_peers) {
   std::vector<Result> results;
+  Nvfp4Matrix weight;  // reused while N and K stay the same (the CLI orders problems shape by shape)
   for (const GemmProblem& problem : problems) {
-    const std::vector<float> values = random_normal_values(problem.n * problem.k, 7);
-    const Nvfp4Matrix weight = quantize_weight(values.data(), problem.n, problem.k);
+    make_bench_weight(weight, problem.n, problem.k);
     for (const std::string& name : backends) {
       auto backend = make_backend(name);
       const CheckResult check = backend->check(problem, probe_cpu());

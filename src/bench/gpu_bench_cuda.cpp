@@ -106,10 +106,7 @@ std::vector<Result> bench_gpu(int device, const std::vector<GemmProblem>& proble
   Nvfp4Matrix weight;  // reused while N and K stay the same (the CLI orders problems shape by shape)
   Result floor;        // the stream floor of that weight, timed once per N x K
   for (const GemmProblem& problem : problems) {
-    if (weight.rows != problem.n || weight.cols != problem.k) {
-      const std::vector<float> values = random_normal_values(problem.n * problem.k, 7);
-      weight = quantize_weight(values.data(), problem.n, problem.k);
-    }
+    make_bench_weight(weight, problem.n, problem.k);
     for (const std::string& name : backends) {
       auto backend = make_backend(name);
       const CheckResult check = backend->check(problem, info);

@@ -47,4 +47,10 @@ Timing time_repeatedly(const std::function<double()>& sample_us, int warmup, int
   return timing;
 }
 
+void make_bench_weight(Nvfp4Matrix& weight, std::int64_t n, std::int64_t k) {
+  if (weight.rows == n && weight.cols == k) return;
+  const std::vector<float> values = random_normal_values(n * k, 7);
+  weight = quantize_weight(values.data(), n, k);
+}
+
 }  // namespace fp4gemm::bench
