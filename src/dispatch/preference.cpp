@@ -51,7 +51,8 @@ const std::vector<PreferenceRow>& preference_table() {
       // (bench/results/2026-12-01-h200-s15.md, call 3; the tall weights of 14336 rows and more in
       // -s14.md, call 7, before that epilogue saved a further 3-5 us): K >= 4096 from 8192 rows,
       // K >= 1024 from 16384 rows, K >= 8192 from 4096 rows. Dequantize + cuBLAS won or tied
-      // on the other measured weights, which keep the last row.
+      // on the other measured weights, which keep the last row (4096x4096 too: cuda_decode wins
+      // there at M = 33 and 48 but loses at 64).
       {ArchFamily::sm90,
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
        "fp4gemm bench on one H200 (2026-12-01, session 15): for K >= 4096 from 8192 rows cuda_decode's wgmma "
@@ -75,8 +76,8 @@ const std::vector<PreferenceRow>& preference_table() {
        {"cuda_dequant_cublas", "cuda_decode", "cpu", "ref"},
        "fp4gemm bench on one H200 (2026-12-01, session 15): from M = 33 dequantize + cuBLAS BF16 beats or ties "
        "cuda_decode on the measured weights the rows above do not take (M=33/64: 6144x4096 16.3/16.2 vs "
-       "17.6/17.8 us, 4096x4096 14.2/11.6 vs 13.3/13.6, 8192x2048 10.9/11.1 vs 11.2/11.4, 2048x4096 9.8/9.9 "
-       "vs 19.2/19.4); others here are unmeasured"},
+       "17.6/17.8 us, 8192x2048 10.9/11.1 vs 11.2/11.4, 2048x4096 9.8/9.9 vs 19.2/19.4), except 4096x4096 "
+       "below M = 64 (M=33/64 14.2/11.6 vs 13.3/13.6); others here are unmeasured"},
       {ArchFamily::sm8x,
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
        "unmeasured: same reasoning as SM 9.0 (small M is weight-bandwidth bound, large M is BF16-compute bound)"},

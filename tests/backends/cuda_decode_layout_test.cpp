@@ -461,7 +461,7 @@ TEST(CudaDecodeTuning, AGridFillsTheGpuFromNinetyPercentOfItsResidentSlots) {
 
 TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
   for (std::int64_t m = 1; m <= kMaxActivationRows; ++m) {
-    for (std::int64_t n : {16, 4096, 28672}) {
+    for (std::int64_t n : {16, 4096, 8192, 28672}) {  // 8192 x 12288: the paired split
       for (std::int64_t k : {16, 4096, 12288}) {
         const WgmmaShape shape = choose_wgmma_shape(m, n, k, 132);
         EXPECT_GE(shape.tokens, m);
@@ -492,7 +492,9 @@ TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
   EXPECT_EQ(shape_of(8192, 8192 - 64), (std::array<int, 3>{1, 1, 1}));  // 127 chunks
   EXPECT_EQ(shape_of(8192, 4096), (std::array<int, 3>{1, 1, 1}));
   EXPECT_EQ(shape_of(8448, 8192), (std::array<int, 3>{1, 1, 1}));  // above kWgmmaPairedSplitMaxN
-  EXPECT_EQ(choose_wgmma_shape(64, 8192, 8192, 120).splits, 1);  // 128 paired CTAs would not fit 120 SMs
+  // 127 SMs: 127 64-row CTAs fit, but 128 paired ones (64 row blocks x 2) would not.
+  const WgmmaShape odd = choose_wgmma_shape(64, 8128, 8192, 127);
+  EXPECT_EQ((std::array<int, 3>{odd.warpgroups, odd.splits, odd.multicast}), (std::array<int, 3>{1, 1, 1}));
   setenv("FP4GEMM_WGMMA_SHAPE", "2:9", 1);  // more splits than a portable cluster
   WgmmaShape shape{64, 2, 1};
   EXPECT_THROW(wgmma_shape_override(shape), Error);

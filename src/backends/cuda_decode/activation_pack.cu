@@ -1,5 +1,7 @@
 #include "backends/cuda_decode/activation_pack.hpp"
 
+#include <cstdint>
+
 #include "backends/cuda_common/programmatic_launch.cuh"
 
 namespace fp4gemm::cuda_decode {
@@ -40,6 +42,9 @@ __global__ void pack_activations_kernel(const std::uint16_t* activations, std::i
 
 cudaError_t launch_pack_activations(const std::uint16_t* activations, std::int64_t stride, int m, int k, int tokens,
                                     int chunks, void* packed, bool programmatic, cudaStream_t stream) {
+  // The kernel's 16-byte loads need what the launcher's staging guarantees; a caller that skipped
+  // it gets an error, not a misaligned access.
+  if (reinterpret_cast<std::uintptr_t>(activations) % 16 != 0 || stride % 8 != 0) return cudaErrorMisalignedAddress;
   constexpr int kThreads = 256;
   const std::int64_t threads = std::int64_t(chunks) * tokens * 4;
   cudaLaunchConfig_t config = {};

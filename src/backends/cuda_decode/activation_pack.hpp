@@ -9,8 +9,8 @@
 namespace fp4gemm::cuda_decode {
 
 // BF16 activations [m, stride] (device memory; 16-byte aligned, stride a multiple of 8, as the
-// launcher stages any other view) -> packed (chunks * tokens * 128 bytes, 16-byte aligned).
-// m <= tokens. `programmatic`: launched with programmatic dependent
+// launcher stages any other view; cudaErrorMisalignedAddress otherwise) -> packed (chunks * tokens
+// * 128 bytes, 16-byte aligned). m <= tokens. `programmatic`: launched with programmatic dependent
 // launch (programmatic_launch.cuh).
 cudaError_t launch_pack_activations(const std::uint16_t* activations, std::int64_t stride, int m, int k, int tokens,
                                     int chunks, void* packed, bool programmatic, cudaStream_t stream);

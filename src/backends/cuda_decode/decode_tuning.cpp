@@ -215,6 +215,7 @@ WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, in
          chunks >= std::int64_t(kMinWgmmaChunksPerSplit) * shape.splits * 2) {
     shape.splits *= 2;
   }
+  static_assert(2 * kWgmmaMulticast <= kMaxWgmmaCluster && kWgmmaMulticast == 1, "the paired split below assumes no multicast");
   const std::int64_t paired_ctas = 2 * ((n + 127) / 128);
   if (shape.warpgroups == 1 && shape.splits == 1 && chunks >= kWgmmaPairedSplitMinChunks && n <= kWgmmaPairedSplitMaxN &&
       paired_ctas <= multiprocessors) {

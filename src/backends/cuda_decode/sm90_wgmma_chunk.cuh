@@ -2,7 +2,8 @@
 // What the consumer warps of the two wgmma kernels (sm90_wgmma_gemm.cu, sm90_resident_gemm.cu) do
 // with one 64-wide chunk: decode a 16-row tile from a shared-memory weight stage into four A
 // fragments, and issue the warpgroup's four wgmma.m64nTk16 against the chunk's packed activations;
-// and how both store a CTA's slice of a row block's outputs.
+// and the two ways they store outputs (a CTA's slice of a row block through shared memory, the
+// resident kernel; a lane's accumulators straight from registers, the streamed one).
 #include <cstdint>
 #include <type_traits>
 

@@ -19,7 +19,7 @@
 // - K is split over the `splits` CTAs of a column; after the main loop each CTA leaves its FP32
 //   partial sums in shared memory and sums every splits-th accumulator quad of the column's
 //   partials (distributed shared memory) in rank order: deterministic, no workspace and no second
-//   kernel. A CTA alone in its cluster stores straight from its accumulators.
+//   kernel. Without a K split a CTA stores straight from its accumulators.
 
 #include <cooperative_groups.h>
 
@@ -64,6 +64,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(cons
 #if FP4GEMM_SM90A_DEVICE
   using Layout = WgmmaSharedLayout<kTokens, kWarpgroups>;
   constexpr int kConsumerWarps = 4 * kWarpgroups;
+  constexpr int kConsumerThreads = 32 * kConsumerWarps;
   constexpr int kWeightWarp = kConsumerWarps, kActivationWarp = kConsumerWarps + 1;  // the producers
   constexpr int kThreads = 32 * (kActivationWarp + 1);
   constexpr int kStages = kWgmmaStages;
@@ -247,18 +248,20 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(cons
     // (programmatic_launch.cuh). Earlier, its CTAs would take the SMs' free slots and sit there.
     allow_dependent_launch();
   }
-  // The epilogue. A CTA alone in its cluster stores its accumulators straight from registers
-  // (store_accumulator_quads). In a K-split cluster each CTA leaves its partial sums in shared memory
-  // in register order, and CTA `split` of a column sums, in rank order (deterministic), the
-  // partials of every splits-th accumulator quad, each lane reading the same lane's floats of every
-  // member, and stores them.
+  // The epilogue. Without a K split (a CTA alone, or a multicast group of CTAs with rows of their
+  // own) each CTA stores its accumulators straight from registers (store_accumulator_quads). In a
+  // K-split cluster each CTA leaves its partial sums in shared memory, quad-major (consecutive
+  // lanes 16 bytes apart: no bank conflicts), and CTA `split` of a column sums, in rank order
+  // (deterministic), the partials of every splits-th accumulator quad, each lane reading the same
+  // lane's floats of every member, and stores them.
   const int cluster_ctas = multicast * splits;
   if (cluster_ctas == 1 && warp >= kConsumerWarps) return;  // the producers: nothing left to wait for
   const float scale = args.alpha * kDecodeCompensation;
   const std::int64_t row = std::int64_t(blockIdx.x) * Layout::kCtaRows + warp * kTileRows + lane / 4;
   if (splits == 1) {
     // A multicast group: this CTA's releases of its peers' stages are done (and ordered before the
-    // arrival); its shared memory must outlive theirs (the wait below).
+    // arrival); its own shared memory must stay alive until the peers' remote arrivals on its
+    // empty barriers are done (the wait below).
     if (cluster_ctas > 1) cluster_arrive_release();
     if (warp < kConsumerWarps) store_accumulator_quads<kTokens>(args, accumulators, row, scale, [](int) { return true; });
   } else {
@@ -268,7 +271,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(cons
     if (warp < kConsumerWarps) {
 #pragma unroll
       for (int quad = 0; quad < kQuads; ++quad) {
-        partial[threadIdx.x * kQuads + quad] = make_float4(accumulators[4 * quad], accumulators[4 * quad + 1],
+        partial[quad * kConsumerThreads + threadIdx.x] = make_float4(accumulators[4 * quad], accumulators[4 * quad + 1],
                                                            accumulators[4 * quad + 2], accumulators[4 * quad + 3]);
       }
     }
@@ -278,13 +281,13 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(cons
     if (warp < kConsumerWarps) {
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) sums[i] = 0.0f;
-      const std::uint32_t lane_partial = shared_address(partial + threadIdx.x * kQuads);
+      const std::uint32_t lane_partial = shared_address(partial + threadIdx.x);
 #pragma unroll 1
       for (int member = 0; member < splits; ++member) {
 #pragma unroll
         for (int quad = 0; quad < kQuads; ++quad) {
           if (!owned(quad)) continue;
-          const float4 value = load_float4_in_cta(lane_partial + 16 * quad, cluster_rank(group_rank, member));
+          const float4 value = load_float4_in_cta(lane_partial + 16 * kConsumerThreads * quad, cluster_rank(group_rank, member));
           sums[4 * quad] += value.x, sums[4 * quad + 1] += value.y, sums[4 * quad + 2] += value.z, sums[4 * quad + 3] += value.w;
         }
       }
@@ -360,7 +363,7 @@ cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, const WgmmaShape& shape
 bool is_compiled_wgmma_shape(const WgmmaShape& shape) {
   if (shape.splits < 1 || shape.multicast < 1 || shape.splits * shape.multicast > kMaxWgmmaCluster) return false;
   if (shape.multicast & (shape.multicast - 1)) return false;  // a power of two divides the activation chunk
-  if (shape.splits & (shape.splits - 1)) return false;        // and the CTA's rows among the epilogue's slices
+  if (shape.splits & (shape.splits - 1)) return false;        // and gives each quad one owner (quad & (splits - 1))
 #define FP4GEMM_WGMMA_MATCH(t, wg) \
   if (shape.tokens == t && shape.warpgroups == wg) return true;
   FP4GEMM_WGMMA_SHAPES(FP4GEMM_WGMMA_MATCH)
