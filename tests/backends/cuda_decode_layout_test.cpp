@@ -491,7 +491,7 @@ TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
   EXPECT_EQ(shape_of(6144, 28672), (std::array<int, 3>{2, 2, 1}));
   EXPECT_EQ(shape_of(8192, 8192 - 64), (std::array<int, 3>{1, 1, 1}));  // 127 chunks
   EXPECT_EQ(shape_of(8192, 4096), (std::array<int, 3>{1, 1, 1}));
-  EXPECT_EQ(shape_of(8448, 8192), (std::array<int, 3>{1, 1, 1}));  // above kWgmmaPairedSplitMaxN
+  EXPECT_EQ(shape_of(8448, 8192), (std::array<int, 3>{2, 2, 1}));  // 66 clusters of two: every SM
   // 127 SMs: 127 64-row CTAs fit, but 128 paired ones (64 row blocks x 2) would not.
   const WgmmaShape odd = choose_wgmma_shape(64, 8128, 8192, 127);
   EXPECT_EQ((std::array<int, 3>{odd.warpgroups, odd.splits, odd.multicast}), (std::array<int, 3>{1, 1, 1}));

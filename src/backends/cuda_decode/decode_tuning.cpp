@@ -217,8 +217,7 @@ WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, in
   }
   static_assert(2 * kWgmmaMulticast <= kMaxWgmmaCluster && kWgmmaMulticast == 1, "the paired split below assumes no multicast");
   const std::int64_t paired_ctas = 2 * ((n + 127) / 128);
-  if (shape.warpgroups == 1 && shape.splits == 1 && chunks >= kWgmmaPairedSplitMinChunks && n <= kWgmmaPairedSplitMaxN &&
-      paired_ctas <= multiprocessors) {
+  if (shape.warpgroups == 1 && shape.splits == 1 && chunks >= kWgmmaPairedSplitMinChunks && paired_ctas <= multiprocessors) {
     shape.warpgroups = 2;  // kWgmmaPairedSplitMinChunks: two warpgroups per SM, K split in two
     shape.splits = 2;
   }
