@@ -46,7 +46,7 @@ TEST(CudaDecodeKernelPlan, AWgmmaGridThatFitsTheSmsRunsOneCtaPerSm) {
   unsetenv("FP4GEMM_DECODE_KERNEL");
   unsetenv("FP4GEMM_WGMMA_SHAPE");
   const DeviceInfo h200 = dispatch::simulated_device(90, 130100);  // 132 SMs
-  const std::string fits = describe_kernel_plan({64, 8192, 4096, ActivationType::bf16, DType::bf16}, h200);
+  const std::string fits = describe_kernel_plan({64, 8192, 2048, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(fits, "128 CTAs of 1 warpgroup")) << fits;
   EXPECT_TRUE(contains(fits, "; one CTA per SM (the grid fits the 132 SMs")) << fits;
   const std::string wider = describe_kernel_plan({64, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);

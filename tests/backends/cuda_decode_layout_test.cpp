@@ -482,18 +482,19 @@ TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
   };
   EXPECT_EQ(shape_of(4096, 4096), (std::array<int, 3>{1, 2, 1}));
   EXPECT_EQ(shape_of(12288, 4096), (std::array<int, 3>{2, 1, 1}));
-  EXPECT_EQ(shape_of(8448, 4096), (std::array<int, 3>{1, 1, 1}));  // 132 64-row CTAs: one per SM
+  EXPECT_EQ(shape_of(8448, 2048), (std::array<int, 3>{1, 1, 1}));  // 132 64-row CTAs: one per SM
+  EXPECT_EQ(shape_of(8448, 4096), (std::array<int, 3>{2, 2, 1}));  // the paired split: 66 clusters of two
   EXPECT_EQ(shape_of(8512, 4096), (std::array<int, 3>{2, 1, 1}));
   EXPECT_EQ(shape_of(4096, 12288), (std::array<int, 3>{1, 2, 1}));
   EXPECT_EQ(shape_of(28672, 8192), (std::array<int, 3>{2, 1, 1}));
   // Unsplit 64-row CTAs of a long K become 128-row ones split in two (s15, call 6).
   EXPECT_EQ(shape_of(8192, 8192), (std::array<int, 3>{2, 2, 1}));
   EXPECT_EQ(shape_of(6144, 28672), (std::array<int, 3>{2, 2, 1}));
-  EXPECT_EQ(shape_of(8192, 8192 - 64), (std::array<int, 3>{1, 1, 1}));  // 127 chunks
-  EXPECT_EQ(shape_of(8192, 4096), (std::array<int, 3>{1, 1, 1}));
+  EXPECT_EQ(shape_of(8192, 4096), (std::array<int, 3>{2, 2, 1}));
+  EXPECT_EQ(shape_of(8192, 4096 - 64), (std::array<int, 3>{1, 1, 1}));  // 63 chunks
   EXPECT_EQ(shape_of(8448, 8192), (std::array<int, 3>{2, 2, 1}));  // 66 clusters of two: every SM
   // 127 SMs: 127 64-row CTAs fit, but 128 paired ones (64 row blocks x 2) would not.
-  const WgmmaShape odd = choose_wgmma_shape(64, 8128, 8192, 127);
+  const WgmmaShape odd = choose_wgmma_shape(64, 8128, 4096, 127);
   EXPECT_EQ((std::array<int, 3>{odd.warpgroups, odd.splits, odd.multicast}), (std::array<int, 3>{1, 1, 1}));
   setenv("FP4GEMM_WGMMA_SHAPE", "2:9", 1);  // more splits than a portable cluster
   WgmmaShape shape{64, 2, 1};

@@ -241,12 +241,13 @@ inline constexpr int kWgmmaCtasPerSm = 1;
 // scheduler) for a long K, 128-row CTAs with K split in two instead: the same CTA count, two
 // warpgroups per SM to overlap each other's decode -> wgmma chain. H200, M = 33/64, same run
 // (bench/results/2026-12-01-h200-s15.md, call 6): 6144x8192 30.8/30.9 -> 27.3/27.6 us, 8192x8192
-// 30.9/31.1 -> 27.8/28.2, 8192x16384 57.4/57.7 -> 47.0/47.8, 8192x28672 96.5/97.2 -> 75.9/79.0; at
-// 64 chunks (K = 4096) a tie or 1% slower, hence kWgmmaPairedSplitMinChunks. Call 8: 8448 rows,
-// whose 66 two-CTA clusters take every SM, too (8448x16384 57.5 -> 45.2); the launcher's fit check
-// (2 x ceil(N / 128) <= SMs) is the only row bound. (Four-CTA clusters did not all fit at once:
-// 4096 rows at 2:4 ran 2x slower than 1:2, call 6.)
-inline constexpr int kWgmmaPairedSplitMinChunks = 128;
+// 30.9/31.1 -> 27.8/28.2, 8192x16384 57.4/57.7 -> 47.0/47.8, 8192x28672 96.5/97.2 -> 75.9/79.0.
+// Call 8: 8448 rows, whose 66 two-CTA clusters take every SM, too (8448x16384 57.5 -> 45.2); the
+// fit check (2 x ceil(N / 128) <= SMs) is the only row bound. (Four-CTA clusters did not all fit
+// at once: 4096 rows at 2:4 ran 2x slower than 1:2, call 6.) Call 9, after the split epilogue lost
+// its bank conflicts: 64 and 96 chunks too (6144x4096 17.6/17.7 -> 15.6/15.7, 8192x4096
+// 17.7/17.9 -> 15.7/16.0, 6144x6144 24.1/24.3 -> 20.3/20.5); fewer chunks were not measured.
+inline constexpr int kWgmmaPairedSplitMinChunks = 64;
 
 // A CTA is `warpgroups` consumer warpgroups (64 weight rows each) plus two producer warps, over
 // `tokens` (16, 32 or 64) activation rows; a cluster is `multicast` CTAs along N sharing the
