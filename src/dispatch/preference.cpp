@@ -57,7 +57,7 @@ const std::vector<PreferenceRow>& preference_table() {
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
        "fp4gemm bench on one H200 (2026-12-01, session 15): for K >= 4096 from 6144 rows cuda_decode's wgmma "
        "kernel beats dequantize + cuBLAS BF16 up to M = 64 (M=33/64, call 10: 6144x4096 15.6/15.7 vs 16.3/16.2 "
-       "us, 8192x4096 15.7/16.0 vs 19.5/20.5; call 3: 10240x4096 23.2/23.7 vs 23.8/23.2, 12288x4096 "
+       "us, 7168x4096 15.7/16.0 vs 17.9/17.9, 8192x4096 15.9/16.1 vs 19.7/20.2, 6144x6144 20.4/20.6 vs 22.5/21.8; call 3: 10240x4096 23.2/23.7 vs 23.8/23.2, 12288x4096 "
        "23.3/23.8 vs 29.1/28.7; session 14, before a 3-5 us saving: 16384x4096 28.3/30.2 vs 35.3/36.0)",
        64, 6144, 4096},
       {ArchFamily::sm90,
@@ -75,9 +75,8 @@ const std::vector<PreferenceRow>& preference_table() {
       {ArchFamily::sm90,
        {"cuda_dequant_cublas", "cuda_decode", "cpu", "ref"},
        "fp4gemm bench on one H200 (2026-12-01, session 15): from M = 33 dequantize + cuBLAS BF16 beats or ties "
-       "cuda_decode on the measured weights the rows above do not take (M=33/64: 6144x4096 16.3/16.2 vs "
-       "17.6/17.8 us before call 9's paired split, which the row above now takes; 8192x2048 10.9/11.1 vs "
-       "11.2/11.4, 2048x4096 9.8/9.9 vs 19.2/19.4), except 4096x4096 "
+       "cuda_decode on the measured weights the rows above do not take (M=33/64: 5120x4096 13.8/13.9 vs "
+       "15.5/15.8 us, 8192x2048 10.9/11.1 vs 11.2/11.4, 2048x4096 9.8/9.9 vs 19.2/19.4), except 4096x4096 "
        "below M = 64 (M=33/64 14.2/11.6 vs 13.3/13.6); others here are unmeasured"},
       {ArchFamily::sm8x,
        {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
