@@ -266,9 +266,9 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK,
     }
   } else {
     // Each thread sums all its outputs' partials before storing any: the loads are then
-    // independent of one another instead of a chain through every output (the whole epilogue
-    // measured 0.4-0.9 us a call at M = 16 on 12288x4096 and 28672x8192; H200,
-    // bench/results/2026-12-01-h200-s15.md). Output `index` is column index / kCtaRows, row
+    // independent of one another instead of a chain through every output. H200
+    // (bench/results/2026-12-01-h200-s15.md, call 4): 1-4% at M = 24-32, ~1% at M = 9-16, of the
+    // 0.4-0.9 us a call the whole epilogue costs at M = 16 on 12288x4096 and 28672x8192. Output `index` is column index / kCtaRows, row
     // index % kCtaRows, so the first kCtaRows x M are the ones to store.
     const int outputs = kCtaRows * min(args.m, kCols);
     float sums[kOutputsPerThread];

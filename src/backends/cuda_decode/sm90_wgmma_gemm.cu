@@ -20,7 +20,6 @@
 //   partial sums in shared memory and sums every splits-th accumulator quad of the column's
 //   partials (distributed shared memory) in rank order: deterministic, no workspace and no second
 //   kernel. Without a K split a CTA stores straight from its accumulators.
-
 #include <cooperative_groups.h>
 
 #include <map>
@@ -49,7 +48,7 @@ struct WgmmaSharedLayout {
   static constexpr int kActivationBytes = int(packed_chunk_bytes(kTokens));
   static constexpr int kBlockBytes = int(packed_block_bytes(kTokens));  // one MMA block's B operand
   static constexpr int kStageBytes = kActivationOffset + kActivationBytes;
-  static constexpr int kPartialBytes = kCtaRows * kTokens * 4;  // a K split's partial sums, in register order
+  static constexpr int kPartialBytes = kCtaRows * kTokens * 4;  // a K split's partial sums (quad-major)
   static constexpr int kTableOffset = kWgmmaStages * kStageBytes;
   static constexpr int kBarrierOffset = kTableOffset + 256 * 4;
   static constexpr int kBytes = kBarrierOffset + 2 * kWgmmaStages * 8;
@@ -271,8 +270,8 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(cons
     if (warp < kConsumerWarps) {
 #pragma unroll
       for (int quad = 0; quad < kQuads; ++quad) {
-        partial[quad * kConsumerThreads + threadIdx.x] = make_float4(accumulators[4 * quad], accumulators[4 * quad + 1],
-                                                           accumulators[4 * quad + 2], accumulators[4 * quad + 3]);
+        partial[quad * kConsumerThreads + threadIdx.x] =
+            make_float4(accumulators[4 * quad], accumulators[4 * quad + 1], accumulators[4 * quad + 2], accumulators[4 * quad + 3]);
       }
     }
     cluster.sync();  // every member's partial sums are in its shared memory
