@@ -163,13 +163,14 @@ void run_bench(const BenchOptions& options) {
   for (const std::string& text : list_items(options.shape_lists, "--shapes")) shapes.push_back(parse_weight_shape(text));
   std::vector<std::int64_t> ms;
   for (const std::string& text : list_items(options.m_lists, "-m")) {
-    if (!all_digits(text) || std::stoll(text) < 1) throw_invalid("-m: '" + text + "' is not a whole number >= 1");
-    ms.push_back(std::stoll(text));
+    ms.push_back(all_digits(text) ? std::stoll(text) : 0);
+    if (ms.back() < 1) throw_invalid("-m: '" + text + "' is not a whole number >= 1");
   }
+  const ActivationType activation = parse_activation(options.activation);
+  const DType output = parse_output(options.output);
   std::vector<GemmProblem> problems;  // shape by shape (the GPU bench then makes each weight once)
   for (const WeightShape& shape : shapes)
-    for (std::int64_t m : ms)
-      problems.push_back({m, shape.n, shape.k, parse_activation(options.activation), parse_output(options.output)});
+    for (std::int64_t m : ms) problems.push_back({m, shape.n, shape.k, activation, output});
 
   const auto gpus = probe_cuda_devices();
   RunnerOptions device_choice;  // the same --device forms as explain and doctor

@@ -215,11 +215,11 @@ WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, in
          chunks >= std::int64_t(kMinWgmmaChunksPerSplit) * shape.splits * 2) {
     shape.splits *= 2;
   }
-  static_assert(2 * kWgmmaMulticast <= kMaxWgmmaCluster && kWgmmaMulticast == 1, "the paired split below assumes no multicast");
-  const std::int64_t paired_ctas = 2 * ((n + 127) / 128);
-  if (shape.warpgroups == 1 && shape.splits == 1 && chunks >= kWgmmaPairedSplitMinChunks && paired_ctas <= multiprocessors) {
-    shape.warpgroups = 2;  // kWgmmaPairedSplitMinChunks: two warpgroups per SM, K split in two
-    shape.splits = 2;
+  static_assert(2 * kWgmmaMulticast <= kMaxWgmmaCluster, "the paired split's cluster fits");
+  const WgmmaShape paired{shape.tokens, 2, 2, shape.multicast};  // kWgmmaPairedSplitMinChunks
+  if (shape.warpgroups == 1 && shape.splits == 1 && chunks >= kWgmmaPairedSplitMinChunks &&
+      grid_ctas_along_n(paired, n) * paired.splits <= multiprocessors) {
+    shape = paired;
   }
   return shape;
 }
