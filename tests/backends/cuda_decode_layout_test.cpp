@@ -29,6 +29,8 @@
 namespace fp4gemm::cuda_decode {
 namespace {
 
+constexpr int kH200Sms = 132;
+
 // What the kernel does: cut fragment register `reg` out of the word (the kernel's own function),
 // then read one BF16 lane, value * 2^-126.
 float decode_lane(std::uint32_t word, int reg, bool high_lane) {
@@ -250,11 +252,35 @@ TEST(CudaDecodeTuning, TheWaveRuleLeavesTheIssueShapesAndGridsOfOneOrSeveralWave
   for (std::int64_t m : {1, 4, 16, 24, 32}) {
     for (const auto& [n, k] : std::array<std::array<std::int64_t, 2>, 6>{
              {{4096, 4096}, {12288, 4096}, {4096, 12288}, {28672, 8192}, {57344, 8192}, {28672, 4096}}}) {
+      if (m > 16 && n == 4096) continue;  // four activation tiles on 4096 rows: row pairs (below)
       EXPECT_EQ(fields_of(choose_launch_shape(m, n, k, 132, true, h200_resident_ctas_per_sm)),
                 fields_of(choose_launch_shape(m, n, k, 132, true)))
           << m << "x" << n << "x" << k;
     }
   }
+}
+
+TEST(CudaDecodeTuning, FourActivationTilesTakeCtasOfTwiceTheRowsWhereTheRulesGridTakesUpToTwoWaves) {
+  using Shape = std::array<int, 3>;
+  const auto shape_of = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    return fields_of(choose_launch_shape(m, n, k, 132, true, h200_resident_ctas_per_sm));
+  };
+  // 256 CTAs of 1x8 warps at one per SM take 1.94 waves; 2x4 fits one (measured 7-23% faster).
+  for (std::int64_t m : {17, 24, 32}) {
+    for (std::int64_t k : {2048, 4096, 8192, 12288, 16384}) {
+      EXPECT_EQ(fields_of(choose_launch_shape(m, 4096, k, 132, true)), (Shape{1, 8, 1})) << m << "x4096x" << k;
+      EXPECT_EQ(shape_of(m, 4096, k), (Shape{2, 4, 1})) << m << "x4096x" << k;
+    }
+  }
+  // 3072 rows: 1.45 waves; the row pairs come before the half K split (1x4).
+  EXPECT_EQ(shape_of(32, 3072, 4096), (Shape{2, 4, 1}));
+  // 5120 rows: 2.42 waves, and row pairs would still take 1.21: the rule's shape stays.
+  EXPECT_EQ(shape_of(32, 5120, 4096), (Shape{1, 8, 1}));
+  // One wave already: unchanged.
+  EXPECT_EQ(shape_of(32, 2048, 4096), (Shape{1, 8, 1}));
+  // Two activation tiles have no row pairs: M = 16 on 4096x4096 (256 CTAs of 1x8 warps at two per
+  // SM, 0.97 waves) keeps the rule's shape.
+  EXPECT_EQ(shape_of(16, 4096, 4096), fields_of(choose_launch_shape(16, 4096, 4096, 132, true)));
 }
 
 TEST(CudaDecodeTuning, UnknownOccupancyOrNoOneWaveAlternativeKeepsTheRulesShape) {
@@ -322,7 +348,7 @@ TEST(CudaDecodeTuning, TheAutoRowsThatPreferCudaDecodeAboveMThirtyTwoGetTheWgmma
       for (std::int64_t k : {1024, 2048, 4096, 8192, 14336, 28672}) {
         if (dispatch::preference_for(dispatch::ArchFamily::sm90, m, n, k).order.front() != "cuda_decode") continue;
         ++preferred;
-        EXPECT_EQ(choose_decode_kernel(m, n, k, 90), DecodeKernel::wgmma) << m << "x" << n << "x" << k;
+        EXPECT_EQ(choose_decode_kernel(m, n, k, 90, kH200Sms), DecodeKernel::wgmma) << m << "x" << n << "x" << k;
       }
   EXPECT_GT(preferred, 0);
 }
@@ -330,37 +356,53 @@ TEST(CudaDecodeTuning, TheAutoRowsThatPreferCudaDecodeAboveMThirtyTwoGetTheWgmma
 TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForLargeWeightsFromItsMinimumM) {
   unsetenv("FP4GEMM_DECODE_KERNEL");
   const auto wgmma = [](std::int64_t m, std::int64_t n, std::int64_t k, int sm) {
-    return choose_decode_kernel(m, n, k, sm) == DecodeKernel::wgmma;
+    return choose_decode_kernel(m, n, k, sm, kH200Sms) == DecodeKernel::wgmma;
   };
   EXPECT_FALSE(wgmma(64, 28672, 8192, 80));
   EXPECT_FALSE(wgmma(64, 28672, 8192, 100));
-  // The measured winners and losers (bench/results/2026-12-01-h200-s14.md, calls 5 and 10).
+  // The measured winners and losers from M = 33 (bench/results/2026-12-01-h200-s14.md, calls 5
+  // and 10; 2026-12-01-h200-s15.md).
   EXPECT_TRUE(wgmma(64, 12288, 4096, 90));
   EXPECT_TRUE(wgmma(64, 4096, 12288, 90));
   EXPECT_TRUE(wgmma(33, 6144, 4096, 90));
   EXPECT_TRUE(wgmma(64, 28672, 8192, 90));
-  EXPECT_TRUE(wgmma(32, 28672, 8192, 90));
-  EXPECT_TRUE(wgmma(17, 16384, 2048, 90));
-  EXPECT_TRUE(wgmma(17, 14336, 4096, 90));
-  EXPECT_FALSE(wgmma(32, 12288, 8192, 90));
-  EXPECT_FALSE(wgmma(17, 16384, 1024, 90));  // small K: mma.sync by 4%
-  EXPECT_FALSE(wgmma(32, 12288, 4096, 90));  // not tall: mma.sync by 18%
-  EXPECT_FALSE(wgmma(16, 28672, 8192, 90));
   EXPECT_TRUE(wgmma(64, 8192, 1024, 90));
   EXPECT_TRUE(wgmma(64, 4096, 4096, 90));    // wgmma by 16% at M = 64
   EXPECT_TRUE(wgmma(33, 2048, 8192, 90));
   EXPECT_FALSE(wgmma(64, 2048, 4096, 90));  // mma.sync by 13-20%
   EXPECT_FALSE(wgmma(64, 4096, 2048, 90));
   EXPECT_FALSE(wgmma(64, 2048, 2048, 90));
+  // M = 17-32: where two warpgroups per CTA cover 80% of the SMs (2026-12-01-h200-s16.md, calls 1-2).
+  EXPECT_TRUE(wgmma(32, 28672, 8192, 90));  // 224 CTAs
+  EXPECT_TRUE(wgmma(17, 16384, 2048, 90));  // 128
+  EXPECT_TRUE(wgmma(17, 14336, 4096, 90));  // 112
+  EXPECT_TRUE(wgmma(17, 8192, 4096, 90));   // 128 (64 two-CTA clusters)
+  EXPECT_TRUE(wgmma(32, 8192, 8192, 90));
+  EXPECT_TRUE(wgmma(24, 8192, 28672, 90));
+  EXPECT_TRUE(wgmma(32, 8448, 8192, 90));   // 132
+  EXPECT_FALSE(wgmma(32, 12288, 8192, 90));  // 96: mma.sync by 1-11%
+  EXPECT_FALSE(wgmma(32, 12288, 4096, 90));  // 96: mma.sync by 7-17%
+  EXPECT_FALSE(wgmma(17, 6144, 8192, 90));   // 96: mma.sync by 15-23%
+  EXPECT_FALSE(wgmma(17, 10240, 8192, 90));  // 80
+  EXPECT_FALSE(wgmma(17, 4096, 12288, 90));  // 128 CTAs of one warpgroup: mma.sync by 13%
+  EXPECT_FALSE(wgmma(17, 16384, 1024, 90));  // K below 2048: mma.sync by 4%
+  EXPECT_FALSE(wgmma(16, 28672, 8192, 90));
+  EXPECT_FALSE(wgmma(16, 8192, 8192, 90));   // mma.sync by 45% at M = 16
   // The bounds themselves.
   EXPECT_TRUE(wgmma(kWgmmaMinM, kWgmmaMinN, 16, 90));
   EXPECT_FALSE(wgmma(kWgmmaMinM - 1, kWgmmaMinN, 16, 90));
   EXPECT_TRUE(wgmma(kWgmmaMinM, 4096, kWgmmaMinElements / 4096, 90));
   EXPECT_FALSE(wgmma(kWgmmaMinM, 4096, kWgmmaMinElements / 4096 - 16, 90));
-  EXPECT_TRUE(wgmma(kWgmmaTallMinM, kWgmmaTallMinN, kWgmmaTallMinK, 90));
-  EXPECT_FALSE(wgmma(kWgmmaTallMinM - 1, kWgmmaTallMinN, kWgmmaTallMinK, 90));
-  EXPECT_FALSE(wgmma(kWgmmaTallMinM, kWgmmaTallMinN - 1, kWgmmaTallMinK, 90));
-  EXPECT_FALSE(wgmma(kWgmmaTallMinM, kWgmmaTallMinN, kWgmmaTallMinK - 16, 90));
+  EXPECT_TRUE(wgmma(kWgmmaFilledMinM, 8192, kWgmmaFilledMinK * 2, 90));
+  EXPECT_FALSE(wgmma(kWgmmaFilledMinM - 1, 8192, kWgmmaFilledMinK * 2, 90));
+  EXPECT_FALSE(wgmma(kWgmmaFilledMinM, 16384, kWgmmaFilledMinK - 16, 90));
+  EXPECT_TRUE(wgmma(kWgmmaFilledMinM, 16384, kWgmmaFilledMinK, 90));
+  // The fill bound: 106 CTAs of 128 rows are 80.3% of 132 SMs, 105 are 79.5%.
+  EXPECT_TRUE(wgmma(kWgmmaFilledMinM, 106 * 128, 4096, 90));
+  EXPECT_FALSE(wgmma(kWgmmaFilledMinM, 105 * 128, 4096, 90));
+  EXPECT_TRUE(wgmma_grid_fills_sms(17, 8192, 8192, kH200Sms));
+  EXPECT_FALSE(wgmma_grid_fills_sms(17, 8192, 8192, 0));  // SMs unknown: mma.sync
+  EXPECT_EQ(choose_decode_kernel(17, 8192, 8192, 90, 0), DecodeKernel::mma);
   setenv("FP4GEMM_DECODE_KERNEL", "wgmma", 1);
   EXPECT_TRUE(wgmma(1, 16, 16, 90));
   EXPECT_FALSE(wgmma(1, 16, 16, 80));  // never on another GPU
@@ -373,11 +415,11 @@ TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForLargeWeightsFromItsMinimumM) {
 
 TEST(CudaDecodeTuning, TheResidentKernelIsForcedOnlyOnSm90AndOnlyWhereItsKSliceFits) {
   setenv("FP4GEMM_DECODE_KERNEL", "resident", 1);
-  EXPECT_EQ(choose_decode_kernel(64, 28672, 8192, 90), DecodeKernel::resident);
-  EXPECT_EQ(choose_decode_kernel(17, 300, 16, 90), DecodeKernel::resident);
-  EXPECT_EQ(choose_decode_kernel(64, 28672, 8192, 80), DecodeKernel::mma);
+  EXPECT_EQ(choose_decode_kernel(64, 28672, 8192, 90, kH200Sms), DecodeKernel::resident);
+  EXPECT_EQ(choose_decode_kernel(17, 300, 16, 90, kH200Sms), DecodeKernel::resident);
+  EXPECT_EQ(choose_decode_kernel(64, 28672, 8192, 80, kH200Sms), DecodeKernel::mma);
   // 64 tokens hold 19 chunks per CTA: K = 16 x 20 chunks does not fit even a 16-CTA cluster.
-  EXPECT_EQ(choose_decode_kernel(64, 4096, 16 * 20 * 64, 90), DecodeKernel::wgmma);
+  EXPECT_EQ(choose_decode_kernel(64, 4096, 16 * 20 * 64, 90, kH200Sms), DecodeKernel::wgmma);
   unsetenv("FP4GEMM_DECODE_KERNEL");
   EXPECT_STREQ(decode_kernel_name(DecodeKernel::resident), "resident wgmma");
 }

@@ -78,20 +78,23 @@ LaunchShape rule_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multi
   return shape;
 }
 
-// `shape`, or where its grid runs a partial second wave (kMaxTailWaves), the first alternative
-// that fits one wave: tile pairs, else half the K-warps per CTA.
+// `shape`, or where its grid runs more than one wave (up to kMaxTailWaves, or kMaxRowPairWaves for
+// four activation tiles), the first alternative that fits one wave: tile pairs or, for four
+// activation tiles, CTAs of twice the rows with half the K split; else half the K-warps per CTA.
 LaunchShape fit_to_one_wave(const LaunchShape& shape, std::int64_t n, int multiprocessors, const ResidentCtasPerSm& resident_ctas_per_sm) {
   const auto waves = [&](const LaunchShape& candidate) {
     return grid_waves(grid_ctas(candidate, n), resident_ctas_per_sm(candidate), multiprocessors);
   };
   const double rule_waves = waves(shape);
-  if (rule_waves <= 1.0 || rule_waves > kMaxTailWaves) return shape;
+  const bool row_pairs = shape.m_tiles == kRowPairMTiles && shape.warps_k % 2 == 0 && shape.warps_k / 2 >= kMinWarpsK;
+  if (rule_waves <= 1.0 || rule_waves > (row_pairs ? kMaxRowPairWaves : kMaxTailWaves)) return shape;
   LaunchShape alternatives[2];
   int count = 0;
   if (shape.tiles_per_warp == 1 && shape.m_tiles <= kMaxPairedMTiles) {
     alternatives[count++] = LaunchShape{shape.m_tiles, shape.warps_n, shape.warps_k, 2};
   }
-  if (shape.warps_k % 2 == 0 && shape.warps_k / 2 >= kMinWarpsK) {
+  if (row_pairs) alternatives[count++] = LaunchShape{shape.m_tiles, 2 * shape.warps_n, shape.warps_k / 2, shape.tiles_per_warp};
+  if (rule_waves <= kMaxTailWaves && shape.warps_k % 2 == 0 && shape.warps_k / 2 >= kMinWarpsK) {
     const int warps_k = shape.warps_k / 2;
     alternatives[count++] = LaunchShape{shape.m_tiles, warps_k >= kMinCtaWarps ? 1 : kMinCtaWarps / warps_k, warps_k, shape.tiles_per_warp};
   }
@@ -161,7 +164,14 @@ const char* decode_kernel_name(DecodeKernel kernel) {
   return "?";
 }
 
-DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sm) {
+bool wgmma_grid_fills_sms(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors) {
+  if (multiprocessors <= 0) return false;
+  const WgmmaShape shape = choose_wgmma_shape(m, n, k, multiprocessors);
+  const std::int64_t ctas = grid_ctas_along_n(shape, n) * shape.splits;
+  return shape.warpgroups == 2 && double(ctas) >= kWgmmaMinSmFill * multiprocessors;
+}
+
+DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sm, int multiprocessors) {
   if (sm != 90) return DecodeKernel::mma;  // wgmma is SM 9.0 only (sm_90a)
   const auto resident_fits = [&] { return choose_resident_shape(m, k, kSm90SharedBytesPerBlock).splits > 0; };
   const char* text = tuning_knob("FP4GEMM_DECODE_KERNEL");
@@ -172,8 +182,9 @@ DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k
     if (kernel == "resident") return resident_fits() ? DecodeKernel::resident : DecodeKernel::wgmma;
     throw_invalid("FP4GEMM_DECODE_KERNEL must be 'mma', 'wgmma' or 'resident', not '" + kernel + "'");
   }
-  const bool wgmma = (m >= kWgmmaMinM && (n >= kWgmmaMinN || n * k >= kWgmmaMinElements)) || (m >= kWgmmaTallMinM && n >= kWgmmaTallMinN && k >= kWgmmaTallMinK);
-  return wgmma ? DecodeKernel::wgmma : DecodeKernel::mma;
+  const bool large = m >= kWgmmaMinM && (n >= kWgmmaMinN || n * k >= kWgmmaMinElements);
+  const bool filled = m >= kWgmmaFilledMinM && k >= kWgmmaFilledMinK && wgmma_grid_fills_sms(m, n, k, multiprocessors);
+  return large || filled ? DecodeKernel::wgmma : DecodeKernel::mma;
 }
 
 ResidentShape choose_resident_shape(std::int64_t m, std::int64_t k, std::int64_t shared_bytes) {

@@ -121,6 +121,19 @@ using ResidentCtasPerSm = std::function<int(const LaunchShape&)>;
 // leave both kernels alone, the four-tile rows, 8192x8192 M = 32 35.8 -> 29.0 us, 7168x7168 31.7
 // -> 25.6, 3072x4096 9.4 -> 9.0.
 inline constexpr double kMaxTailWaves = 1.5;
+// Four activation tiles (M = 17-32) have no tile pairs (they would need the registers of two
+// activation buffers per tile). Their alternative comes first instead: CTAs of twice the rows with
+// half the K split, so the same warps per CTA, half the CTAs, and each activation load of a K
+// slice serves two warps through L1. It is taken for rule grids of up to kMaxRowPairWaves waves when
+// it fits one. H200, M = 17/32, forced against the rule in one run
+// (bench/results/2026-12-01-h200-s16.md, call 2): on 4096 rows the rule's 1x8 grid runs 1.94 waves
+// at one CTA per SM, 2x4 0.97: 4096x2048 6.2/6.6 -> 4.8/5.0 us, 4096x4096 9.3/9.8 -> 8.0/8.2,
+// 4096x8192 15.4/16.2 -> 14.0/14.5, 4096x12288 21.6/23.1 -> 19.9/20.6, 4096x16384 27.5/29.4 ->
+// 25.8/26.7; on 3072 rows (1.45 waves) 2x4 against the 1x4 that the half-K rule below takes:
+// 3072x4096 8.4/8.8 vs 8.6/9.1, 3072x8192 14.5/15.1 vs 14.9/15.6. Where 2x4 would still need two
+// waves it lost (5120x4096 at 2.42 waves: 14.9/15.6 vs 13.4/14.3).
+inline constexpr int kRowPairMTiles = 4;
+inline constexpr double kMaxRowPairWaves = 2.0;
 
 // Waves of the shape's grid of `ctas` CTAs on `resident_ctas_per_sm` x `multiprocessors` slots; 0
 // when the occupancy is unknown.
@@ -132,8 +145,8 @@ constexpr double grid_waves(std::int64_t ctas, int resident_ctas_per_sm, int mul
 // launch may use PDL (programmatic_launch_policy is not off); the 5- and 12-way K splits
 // (kPairedFillWarpsK, kWideWarpsK) exist only to fill the GPU for PDL and measured slower without
 // it on two of the three rows (12288x4096 M = 16 11.7 -> 12.0 us, 4096x4096 M = 1 5.45 -> 5.8), so
-// they are used only then. With `resident_ctas_per_sm`, a grid of a partial second wave is
-// replaced as kMaxTailWaves says; without it the shape is the rule's alone.
+// they are used only then. With `resident_ctas_per_sm`, a grid of more than one wave is
+// replaced as kMaxTailWaves and kMaxRowPairWaves say; without it the shape is the rule's alone.
 LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool programmatic,
                                 const ResidentCtasPerSm& resident_ctas_per_sm = nullptr);
 
@@ -186,18 +199,24 @@ constexpr bool grid_fills_gpu(std::int64_t ctas, int resident_ctas_per_sm, int m
 //   8192x1024 7.9/8.1 vs 9.7/11.1, 12288x4096 23.4/23.9 vs 43.7/47.1; and lost on all five below
 //   both bounds: 2048x4096 19.2/19.4 vs 16.0/16.9, 4096x2048 9.9/10.2 vs 8.3/9.2, 1024x4096,
 //   2048x2048, 4096x1024 (by 18-70%);
-// - M >= 17 for tall weights (N >= kWgmmaTallMinN, K >= kWgmmaTallMinK), with the 128-row CTAs of
-//   the shape rule below (bench/results/2026-12-01-h200-s14.md, call 10, M = 17/32): 14336x4096
-//   22.4/23.4 vs 29.3/33.9, 14336x2048 13.8/14.8 vs 16.7/19.0, 14336x8192 39.5/40.3 vs 44.1/53.1;
-//   28672x8192 M = 32 62.8 vs 88.1 (call 5); but 12288x4096 22.3/23.1 vs 17.2/19.6 and 12288x8192
-//   39.3/40.2 vs 32.3/36.5 (call 10; still 20.5/20.7 vs 17.3/19.7 and 36.7/37.1 vs 32.4/36.6 with
-//   the new epilogue, s15 call 2), and 16384x1024 10.9 vs 10.5 at M = 17 (call 5, 64-row CTAs).
+// - M >= 17 where the wgmma grid (choose_wgmma_shape) has two consumer warpgroups per CTA on at
+//   least kWgmmaMinSmFill of the SMs, and K >= kWgmmaFilledMinK. H200, M = 17/32, both kernels forced
+//   in one run (bench/results/2026-12-01-h200-s16.md, call 2): won on every such weight, 128-132
+//   CTAs: 8192x4096 13.8/13.9 vs 15.3/16.0 us, 8192x8192 22.0/22.2 vs 27.5/28.8, 8192x16384
+//   38.4/38.6 vs 54.0/58.8, 8192x28672 62.8/63.0 vs 90.5/101.8, 8448x8192, 16384x2048 12.5/12.7 vs
+//   16.5/18.7; 112 CTAs: 14336x4096 20.5/20.7 vs 28.8/33.1 (call 1), 14336x2048 and 14336x8192
+//   (2026-12-01-h200-s14.md, call 10); more than 132: 28672x8192 57.1/57.3 vs 75.5/87.8 (call 1).
+//   Lost where a quarter of the SMs or more sit idle: 96 CTAs, 6144x8192 21.8/21.9 vs 16.7/18.5 and
+//   12288x4096 20.4/20.6 vs 16.9/19.3 (call 1); 80 CTAs, 10240x8192 36.2/36.4 vs 31.5/35.9; and
+//   where CTAs hold one warpgroup (4096x12288 24.5 vs 21.3 at M = 17, call 1). At 1024 columns it
+//   lost too (16384x1024 10.9 vs 10.5 at M = 17, 2026-12-01-h200-s14.md call 5). At M <= 16
+//   mma.sync won everywhere (8192x8192 12.0 vs 21.8).
 inline constexpr int kWgmmaMinM = 33;
 inline constexpr std::int64_t kWgmmaMinN = 8192;
 inline constexpr std::int64_t kWgmmaMinElements = std::int64_t(1) << 24;
-inline constexpr int kWgmmaTallMinM = 17;
-inline constexpr std::int64_t kWgmmaTallMinN = 14336;
-inline constexpr std::int64_t kWgmmaTallMinK = 2048;
+inline constexpr int kWgmmaFilledMinM = 17;
+inline constexpr std::int64_t kWgmmaFilledMinK = 2048;
+inline constexpr double kWgmmaMinSmFill = 0.8;
 
 // Pipeline stages per CTA: each holds one chunk's weight codes and scales for the CTA's rows and
 // the chunk's activations, filled by bulk copies (bytes in flight cost no registers). Measured at
@@ -265,10 +284,15 @@ struct WgmmaShape {
 enum class DecodeKernel { mma, wgmma, resident };
 const char* decode_kernel_name(DecodeKernel kernel);
 
-// Which kernel cuda_decode runs for an M x N x K problem on a GPU of SM `sm` (major * 10 + minor).
+// Which kernel cuda_decode runs for an M x N x K problem on a GPU of SM `sm` (major * 10 + minor)
+// with `multiprocessors` SMs (0 when unknown: the M = 17-32 rule then keeps mma.sync).
 // FP4GEMM_DECODE_KERNEL=mma|wgmma|resident overrides the rule for measurements (SM 9.0 only; a
 // resident shape that does not fit shared memory falls back to wgmma).
-DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sm);
+DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sm, int multiprocessors);
+
+// Whether the wgmma grid of the problem has two consumer warpgroups per CTA on at least
+// kWgmmaMinSmFill of the `multiprocessors` SMs (the M = 17-32 rule of choose_decode_kernel).
+bool wgmma_grid_fills_sms(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
 
 WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
 

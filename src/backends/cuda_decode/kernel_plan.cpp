@@ -16,8 +16,8 @@ std::string plural(std::int64_t count, const char* one, const char* many) {
 }
 
 // Why the kernel switch chose what it did.
-std::string kernel_reason(DecodeKernel kernel, int sm) {
-  if (sm != 90) return "the only kernel off SM 9.0, where wgmma is sm_90a code";
+std::string kernel_reason(DecodeKernel kernel, const GemmProblem& problem, const DeviceInfo& device) {
+  if (device.sm() != 90) return "the only kernel off SM 9.0, where wgmma is sm_90a code";
   if (const char* forced = tuning_knob("FP4GEMM_DECODE_KERNEL")) {
     if (std::string(forced) == "resident" && kernel != DecodeKernel::resident) {
       return "FP4GEMM_DECODE_KERNEL=resident, but no K split of it fits shared memory";
@@ -25,9 +25,16 @@ std::string kernel_reason(DecodeKernel kernel, int sm) {
     return "forced by FP4GEMM_DECODE_KERNEL";
   }
   const std::string rule = "SM 9.0 runs wgmma from M = " + std::to_string(kWgmmaMinM) + " when N >= " + std::to_string(kWgmmaMinN) +
-                           " or N x K >= " + std::to_string(kWgmmaMinElements) + ", and from M = " + std::to_string(kWgmmaTallMinM) + " when N >= " +
-                           std::to_string(kWgmmaTallMinN) + " and K >= " + std::to_string(kWgmmaTallMinK);
-  return (kernel == DecodeKernel::mma ? "not wgmma: " : "") + rule;
+                           " or N x K >= " + std::to_string(kWgmmaMinElements) + ", and from M = " + std::to_string(kWgmmaFilledMinM) +
+                           " when K >= " + std::to_string(kWgmmaFilledMinK) + " and its grid puts two warpgroups per CTA on " +
+                           std::to_string(int(kWgmmaMinSmFill * 100)) + "% of the SMs or more";
+  std::string here;
+  if (problem.m >= kWgmmaFilledMinM && problem.m < kWgmmaMinM && problem.k >= kWgmmaFilledMinK && device.multiprocessors > 0) {
+    const WgmmaShape shape = choose_wgmma_shape(problem.m, problem.n, problem.k, device.multiprocessors);
+    here = " (here " + plural(grid_ctas_along_n(shape, problem.n) * shape.splits, "CTA", "CTAs") + " of " +
+           plural(shape.warpgroups, "warpgroup", "warpgroups") + " on " + std::to_string(device.multiprocessors) + " SMs)";
+  }
+  return (kernel == DecodeKernel::mma ? "not wgmma: " : "") + rule + here;
 }
 
 std::string shape_name(const LaunchShape& shape) {
@@ -66,12 +73,12 @@ void describe_mma(const GemmProblem& problem, const DeviceInfo& device, const Re
     char waves[32];
     std::snprintf(waves, sizeof waves, "%.2f", grid_waves(grid_ctas(rule, problem.n), resident_ctas_per_sm(rule), device.multiprocessors));
     text << "; not the size rule's " << shape_name(rule) << ", whose grid of " << grid_ctas(rule, problem.n) << " CTAs would take "
-         << waves << " waves of the GPU's resident slots (a partial second wave idles most SMs; this grid fits one)";
+         << waves << " waves of the GPU's resident slots; this grid fits one)";
   } else {
     describe_size_rule(shape, text);
     if (!resident_ctas_per_sm) {
-      text << " (the size rule's shape: on the GPU itself, a grid of 1-" << kMaxTailWaves
-           << " waves of the kernel's resident slots takes a one-wave alternative)";
+      text << " (the size rule's shape: on the GPU itself, a grid of 1-" << kMaxTailWaves << " waves of the kernel's resident slots ("
+           << kMaxRowPairWaves << " for " << 8 * kRowPairMTiles << "-row MMA passes) takes a one-wave alternative)";
     }
   }
   text << ", activation rows in MMA passes of " << 8 * shape.m_tiles;
@@ -121,9 +128,9 @@ std::string describe_programmatic_launch(ProgrammaticLaunch policy, DecodeKernel
 std::string describe_kernel_plan(const GemmProblem& problem, const DeviceInfo& device, const ResidentCtasPerSm& resident_ctas_per_sm) {
   std::ostringstream text;
   try {
-    const DecodeKernel kernel = choose_decode_kernel(problem.m, problem.n, problem.k, device.sm());
+    const DecodeKernel kernel = choose_decode_kernel(problem.m, problem.n, problem.k, device.sm(), device.multiprocessors);
     if (problem.activation == ActivationType::nvfp4) text << "NVFP4 activations dequantized to BF16 first (exact); ";
-    text << decode_kernel_name(kernel) << " kernel (" << kernel_reason(kernel, device.sm()) << "): ";
+    text << decode_kernel_name(kernel) << " kernel (" << kernel_reason(kernel, problem, device) << "): ";
     switch (kernel) {
       case DecodeKernel::mma: describe_mma(problem, device, resident_ctas_per_sm, text); break;
       case DecodeKernel::wgmma: describe_wgmma(problem, device, text); break;
