@@ -175,6 +175,19 @@ TEST(CudaDecodeLayout, EveryCodeAndScaleSurvivesTheDecodeTrickExactly) {
   }
 }
 
+TEST(CudaDecodeTuning, ActivationTilesAreTheFewestThatHoldMUpToFourThenEight) {
+  EXPECT_EQ(activation_tiles(1), 1);
+  EXPECT_EQ(activation_tiles(8), 1);
+  EXPECT_EQ(activation_tiles(9), 2);
+  EXPECT_EQ(activation_tiles(17), 3);
+  EXPECT_EQ(activation_tiles(24), 3);
+  EXPECT_EQ(activation_tiles(25), 4);
+  EXPECT_EQ(activation_tiles(32), 4);
+  EXPECT_EQ(activation_tiles(33), 8);
+  EXPECT_EQ(activation_tiles(kMaxActivationRows), 8);
+  EXPECT_EQ(choose_launch_shape(20, 4096, 4096, 132, true).m_tiles, 3);
+}
+
 TEST(CudaDecodeTuning, ShapesCoverEveryM) {
   for (std::int64_t m = 1; m <= kMaxActivationRows; ++m) {
     for (std::int64_t n : {16, 4096, 28672}) {
@@ -217,7 +230,7 @@ TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEn
   EXPECT_EQ(shape_of(16, 14336, 4096), (Shape{1, 4, 2}));  // 448 pairs: more than 3 x 132, one wave no longer
   EXPECT_EQ(shape_of(8, 12288, 4096), (Shape{1, 8, 2}));   // one activation tile: 384 CTAs of 8 warps fill 0.97 already
   EXPECT_EQ(shape_of(16, 4096, 4096), (Shape{1, 8, 1}));
-  EXPECT_EQ(shape_of(24, 28672, 8192), (Shape{1, 4, 1}));  // four activation tiles: one weight tile per warp
+  EXPECT_EQ(shape_of(24, 28672, 8192), (Shape{1, 4, 1}));  // three activation tiles: one weight tile per warp
   EXPECT_EQ(shape_of(32, 12288, 4096), (Shape{2, 2, 1}));
   EXPECT_EQ(shape_of(64, 12288, 4096), (Shape{2, 4, 1}));  // eight tiles: a fixed shape
 }
@@ -227,7 +240,7 @@ TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEn
 int h200_resident_ctas_per_sm(const LaunchShape& shape) {
   const int warps = shape.warps_n * shape.warps_k;
   if (shape.m_tiles == 1) return shape.tiles_per_warp == 2 && warps == 4 ? 7 : 24 / warps;  // 72 and 80 registers
-  if (shape.m_tiles == 2) return 16 / warps;                                                 // 126-128 registers
+  if (shape.m_tiles == 2 || shape.m_tiles == 3) return 16 / warps;                          // 126-128 registers
   return shape.m_tiles == 4 ? 12 / warps : 14 / warps;                                       // 138 and 143
 }
 
@@ -252,7 +265,7 @@ TEST(CudaDecodeTuning, TheWaveRuleLeavesTheIssueShapesAndGridsOfOneOrSeveralWave
   for (std::int64_t m : {1, 4, 16, 24, 32}) {
     for (const auto& [n, k] : std::array<std::array<std::int64_t, 2>, 6>{
              {{4096, 4096}, {12288, 4096}, {4096, 12288}, {28672, 8192}, {57344, 8192}, {28672, 4096}}}) {
-      if (m > 16 && n == 4096) continue;  // four activation tiles on 4096 rows: row pairs (below)
+      if (m > 24 && n == 4096) continue;  // four activation tiles on 4096 rows: row pairs (below)
       EXPECT_EQ(fields_of(choose_launch_shape(m, n, k, 132, true, h200_resident_ctas_per_sm)),
                 fields_of(choose_launch_shape(m, n, k, 132, true)))
           << m << "x" << n << "x" << k;
@@ -260,20 +273,24 @@ TEST(CudaDecodeTuning, TheWaveRuleLeavesTheIssueShapesAndGridsOfOneOrSeveralWave
   }
 }
 
-TEST(CudaDecodeTuning, FourActivationTilesTakeCtasOfTwiceTheRowsWhereTheRulesGridTakesUpToTwoWaves) {
+TEST(CudaDecodeTuning, ThreeAndFourActivationTilesTakeCtasOfTwiceTheRowsWhereTheRulesGridTakesUpToTwoWaves) {
   using Shape = std::array<int, 3>;
   const auto shape_of = [](std::int64_t m, std::int64_t n, std::int64_t k) {
     return fields_of(choose_launch_shape(m, n, k, 132, true, h200_resident_ctas_per_sm));
   };
-  // 256 CTAs of 1x8 warps at one per SM take 1.94 waves; 2x4 fits one (measured 7-23% faster).
-  for (std::int64_t m : {17, 24, 32}) {
+  // Four tiles: 256 CTAs of 1x8 warps at one per SM take 1.94 waves; 2x4 fits one (measured 7-23%
+  // faster). Three tiles hold two 8-warp CTAs per SM, so 1x8 fits one wave already.
+  for (std::int64_t m : {17, 24}) EXPECT_EQ(shape_of(m, 4096, 4096), (Shape{1, 8, 1})) << m;
+  for (std::int64_t m : {25, 32}) {
     for (std::int64_t k : {2048, 4096, 8192, 12288, 16384}) {
       EXPECT_EQ(fields_of(choose_launch_shape(m, 4096, k, 132, true)), (Shape{1, 8, 1})) << m << "x4096x" << k;
       EXPECT_EQ(shape_of(m, 4096, k), (Shape{2, 4, 1})) << m << "x4096x" << k;
     }
   }
-  // 3072 rows: 1.45 waves; the row pairs come before the half K split (1x4).
-  EXPECT_EQ(shape_of(32, 3072, 4096), (Shape{2, 4, 1}));
+  // Up to 1.5 waves the half-K split comes first, as for fewer tiles: 3072 rows at four tiles
+  // (1.45 waves), 5120 rows at three (320 CTAs of 1x8 at two per SM, 1.21 waves).
+  EXPECT_EQ(shape_of(32, 3072, 4096), (Shape{1, 4, 1}));
+  EXPECT_EQ(shape_of(20, 5120, 4096), (Shape{1, 4, 1}));
   // 5120 rows: 2.42 waves, and row pairs would still take 1.21: the rule's shape stays.
   EXPECT_EQ(shape_of(32, 5120, 4096), (Shape{1, 8, 1}));
   // One wave already: unchanged.

@@ -27,8 +27,8 @@ TEST(CudaDecodeLaunchShapes, EveryCompiledShapeMatchesTheReference) {
   for (int tiles_per_warp : {1, 2}) {
     for (int warps_n : {1, 2, 4, 8}) {
       for (int warps_k : {1, 2, 4, 8}) {
-        for (std::int64_t m : {1, 3, 9, 16, 24, 64}) {
-          const cuda_decode::LaunchShape shape{m <= 8 ? 1 : m <= 16 ? 2 : m <= 32 ? 4 : 8, warps_n, warps_k, tiles_per_warp};
+        for (std::int64_t m : {1, 3, 9, 16, 17, 24, 25, 32, 64}) {
+          const cuda_decode::LaunchShape shape{cuda_decode::activation_tiles(m), warps_n, warps_k, tiles_per_warp};
           if (!cuda_decode::is_compiled_shape(shape)) continue;
           const std::string name = std::to_string(warps_n) + ":" + std::to_string(warps_k) + ":" + std::to_string(tiles_per_warp);
           const ScopedEnv forced("FP4GEMM_DECODE_SHAPE", name);

@@ -26,8 +26,7 @@ int integer_knob(const char* name, const char* text, long low, long high, const 
 // The shape rule by the problem's size alone (choose_launch_shape then checks its waves).
 LaunchShape rule_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool programmatic) {
   LaunchShape shape;
-  const std::int64_t tiles_needed = (m + 7) / 8;
-  shape.m_tiles = tiles_needed <= 1 ? 1 : tiles_needed <= 2 ? 2 : tiles_needed <= 4 ? 4 : 8;
+  shape.m_tiles = activation_tiles(m);
   if (shape.m_tiles > 4) {
     // M > 32 is cuBLAS's range on SM 9.0 (auto does not pick this kernel there); 2 x 4 was fastest
     // for 8 tiles in the sweep of bench/results/2026-11-30-h200-cuda-decode.md.
@@ -78,25 +77,28 @@ LaunchShape rule_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multi
   return shape;
 }
 
-// `shape`, or where its grid runs more than one wave (up to kMaxTailWaves, or kMaxRowPairWaves for
-// four activation tiles), the first alternative that fits one wave: tile pairs or, for four
-// activation tiles, CTAs of twice the rows with half the K split; else half the K-warps per CTA.
+// `shape`, or where its grid runs more than one wave, the first alternative that fits one wave: up
+// to kMaxTailWaves, tile pairs, else half the K-warps per CTA; for three or four activation tiles
+// beyond that and up to kMaxRowPairWaves, CTAs of twice the rows with half the K split.
 LaunchShape fit_to_one_wave(const LaunchShape& shape, std::int64_t n, int multiprocessors, const ResidentCtasPerSm& resident_ctas_per_sm) {
   const auto waves = [&](const LaunchShape& candidate) {
     return grid_waves(grid_ctas(candidate, n), resident_ctas_per_sm(candidate), multiprocessors);
   };
   const double rule_waves = waves(shape);
-  const bool row_pairs = shape.m_tiles == kRowPairMTiles && shape.warps_k % 2 == 0 && shape.warps_k / 2 >= kMinWarpsK;
-  if (rule_waves <= 1.0 || rule_waves > (row_pairs ? kMaxRowPairWaves : kMaxTailWaves)) return shape;
+  const bool halves_k = shape.warps_k % 2 == 0 && shape.warps_k / 2 >= kMinWarpsK;
   LaunchShape alternatives[2];
   int count = 0;
-  if (shape.tiles_per_warp == 1 && shape.m_tiles <= kMaxPairedMTiles) {
-    alternatives[count++] = LaunchShape{shape.m_tiles, shape.warps_n, shape.warps_k, 2};
-  }
-  if (row_pairs) alternatives[count++] = LaunchShape{shape.m_tiles, 2 * shape.warps_n, shape.warps_k / 2, shape.tiles_per_warp};
-  if (rule_waves <= kMaxTailWaves && shape.warps_k % 2 == 0 && shape.warps_k / 2 >= kMinWarpsK) {
-    const int warps_k = shape.warps_k / 2;
-    alternatives[count++] = LaunchShape{shape.m_tiles, warps_k >= kMinCtaWarps ? 1 : kMinCtaWarps / warps_k, warps_k, shape.tiles_per_warp};
+  if (rule_waves > 1.0 && rule_waves <= kMaxTailWaves) {
+    if (shape.tiles_per_warp == 1 && shape.m_tiles <= kMaxPairedMTiles) {
+      alternatives[count++] = LaunchShape{shape.m_tiles, shape.warps_n, shape.warps_k, 2};
+    }
+    if (halves_k) {
+      const int warps_k = shape.warps_k / 2;
+      alternatives[count++] = LaunchShape{shape.m_tiles, warps_k >= kMinCtaWarps ? 1 : kMinCtaWarps / warps_k, warps_k, shape.tiles_per_warp};
+    }
+  } else if (rule_waves > kMaxTailWaves && rule_waves <= kMaxRowPairWaves && halves_k && shape.m_tiles > kMaxPairedMTiles &&
+             shape.m_tiles <= kMaxRowPairMTiles) {
+    alternatives[count++] = LaunchShape{shape.m_tiles, 2 * shape.warps_n, shape.warps_k / 2, shape.tiles_per_warp};
   }
   for (int i = 0; i < count; ++i) {
     const double alternative_waves = waves(alternatives[i]);

@@ -9,6 +9,15 @@ namespace fp4gemm::cuda_decode {
 // Activation rows are processed in MMA tiles of 8; the kernel is instantiated for this many tiles.
 inline constexpr int kMaxActivationRows = 64;
 
+// The activation tiles of 8 rows the mma.sync kernel runs for M rows: 1, 2, 3 or 4 as needed, 8
+// above 32 rows (a 5-7 tile kernel was never measured; M > 32 runs wgmma on SM 9.0 mostly). Three
+// tiles exist because M = 17-24 on four cost nearly what M = 32 costs: the four-tile kernel holds
+// 138 registers (12 warps per SM at most), the three-tile one 126-127 (16, as two tiles).
+constexpr int activation_tiles(std::int64_t m) {
+  const std::int64_t tiles = (m + 7) / 8;
+  return tiles <= 1 ? 1 : tiles <= 4 ? int(tiles) : 8;
+}
+
 // Weight chunks (64 columns x 16 rows, 512 bytes per warp) each warp keeps in flight in registers.
 // Little's law on the H200: ~4.3 TB/s x ~1 us loaded latency / 132 SMs = ~32 KB per SM; with
 // ~20 resident warps, 4 chunks per warp keep ~46 KB in flight. Costs 5 registers per chunk. A warp
@@ -28,8 +37,10 @@ constexpr int weight_chunks_in_flight(int m_tiles) { return m_tiles <= 2 ? 4 : 2
 // For one activation tile, occupancy beats prefetching activations: without the second buffer
 // the kernel fits 80 registers, so 24 warps per SM are resident instead of 20 (measured: 12288 x
 // 4096, M = 1, 11.5 -> 10.4 us). With two and four tiles the prefetch is kept (80 registers would
-// spill; for four tiles it took M = 24 from 25.8 to 19.4 us on 12288 x 4096, 92 to 82 on 28672 x 8192).
-constexpr bool prefetch_activations(int m_tiles) { return m_tiles == 2 || m_tiles == 4; }
+// spill; for four tiles it took M = 24 from 25.8 to 19.4 us on 12288 x 4096, 92 to 82 on 28672 x 8192;
+// without it four tiles fit 77-86 registers, three times the warps, and still lost 30-65% where
+// few warps run, bench/results/2026-12-01-h200-s16.md call 1; two tiles without it, 2-17%, call 6).
+constexpr bool prefetch_activations(int m_tiles) { return m_tiles >= 2 && m_tiles <= 4; }
 
 // Warps per SM the register allocation must leave room for (__launch_bounds__' minimum CTAs): 24
 // (80 registers) for one activation tile in CTAs of one weight tile per warp or of 8 warps; no
@@ -53,7 +64,8 @@ constexpr int min_resident_warps(int m_tiles, int cta_warps, int tiles_per_warp)
 // (bench/results/2026-12-01-h200-s12.md, call 2): M = 16 28672x8192 43.8 -> 38.7 us, 4096x12288
 // 12.1 -> 11.6, 12288x4096 10.7 -> 10.5; M = 4 12288x4096 8.9 -> 8.6; the one-tile, one-tile-per-
 // warp kernels unchanged within noise (4096x4096, 4096x12288 M = 1 and 4: -0.3 to +1.1%).
-// Not for four activation tiles (138 -> 170 registers, one CTA per SM fewer), nor for 4-warp CTAs
+// Three activation tiles take it at no cost in CTAs per SM (114 -> 126-127 registers, both at most
+// 128). Not for four activation tiles (138 -> 170 registers, one CTA per SM fewer), nor for 4-warp CTAs
 // of one activation tile and tile pairs: they keep 7 CTAs per SM only at 72 registers, which two
 // rounds reach only with 16 bytes of spills (28672x8192 M = 1 and 4 were 0.7-1.6% slower so).
 constexpr bool two_rounds_per_iteration(int m_tiles, int cta_warps, int tiles_per_warp) {
@@ -96,7 +108,7 @@ inline constexpr int kMinCtaWarps = 4;
 // A CTA is warps_n x warps_k warps: warps_n weight-row tiles (16 rows each) side by side, sharing
 // activation loads through L1; warps_k warps splitting K, reduced through shared memory.
 struct LaunchShape {
-  int m_tiles;   // activation tiles of 8 rows: 1, 2, 4 or 8
+  int m_tiles;   // activation tiles of 8 rows: activation_tiles(M)
   int warps_n;
   int warps_k;
   int tiles_per_warp = 1;  // weight tiles of 16 rows each warp multiplies with one activation load
@@ -121,18 +133,19 @@ using ResidentCtasPerSm = std::function<int(const LaunchShape&)>;
 // leave both kernels alone, the four-tile rows, 8192x8192 M = 32 35.8 -> 29.0 us, 7168x7168 31.7
 // -> 25.6, 3072x4096 9.4 -> 9.0.
 inline constexpr double kMaxTailWaves = 1.5;
-// Four activation tiles (M = 17-32) have no tile pairs (they would need the registers of two
-// activation buffers per tile). Their alternative comes first instead: CTAs of twice the rows with
-// half the K split, so the same warps per CTA, half the CTAs, and each activation load of a K
-// slice serves two warps through L1. It is taken for rule grids of up to kMaxRowPairWaves waves when
-// it fits one. H200, M = 17/32, forced against the rule in one run
+// Three and four activation tiles (M = 17-32) have no tile pairs (they would need the registers of
+// two activation buffers per tile). Where their rule grid runs more than kMaxTailWaves and at most
+// kMaxRowPairWaves waves, CTAs of twice the rows with half the K split are taken when they fit one:
+// the same warps per CTA, half the CTAs, and each activation load of a K slice serves two warps
+// through L1. H200, M = 17/32, four tiles forced against the rule in one run
 // (bench/results/2026-12-01-h200-s16.md, call 2): on 4096 rows the rule's 1x8 grid runs 1.94 waves
 // at one CTA per SM, 2x4 0.97: 4096x2048 6.2/6.6 -> 4.8/5.0 us, 4096x4096 9.3/9.8 -> 8.0/8.2,
 // 4096x8192 15.4/16.2 -> 14.0/14.5, 4096x12288 21.6/23.1 -> 19.9/20.6, 4096x16384 27.5/29.4 ->
-// 25.8/26.7; on 3072 rows (1.45 waves) 2x4 against the 1x4 that the half-K rule below takes:
-// 3072x4096 8.4/8.8 vs 8.6/9.1, 3072x8192 14.5/15.1 vs 14.9/15.6. Where 2x4 would still need two
-// waves it lost (5120x4096 at 2.42 waves: 14.9/15.6 vs 13.4/14.3).
-inline constexpr int kRowPairMTiles = 4;
+// 25.8/26.7. Where 2x4 would still need two waves it lost (5120x4096 at 2.42 waves: 14.9/15.6 vs
+// 13.4/14.3). Up to kMaxTailWaves the half-K alternative stays first, as for fewer tiles: three tiles
+// on 5120x4096 (1.21 waves), M = 20/24, 1x4 9.0/9.2 against 2x4 10.7/11.2 (call 7); four tiles on
+// 3072 rows (1.45 waves) were within 2-3% either way (3072x4096 8.6/9.1 against 8.4/8.8, call 2).
+inline constexpr int kMaxRowPairMTiles = 4;  // from kMaxPairedMTiles + 1
 inline constexpr double kMaxRowPairWaves = 2.0;
 
 // Waves of the shape's grid of `ctas` CTAs on `resident_ctas_per_sm` x `multiprocessors` slots; 0

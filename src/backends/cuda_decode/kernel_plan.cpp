@@ -78,7 +78,8 @@ void describe_mma(const GemmProblem& problem, const DeviceInfo& device, const Re
     describe_size_rule(shape, text);
     if (!resident_ctas_per_sm) {
       text << " (the size rule's shape: on the GPU itself, a grid of 1-" << kMaxTailWaves << " waves of the kernel's resident slots ("
-           << kMaxRowPairWaves << " for " << 8 * kRowPairMTiles << "-row MMA passes) takes a one-wave alternative)";
+           << kMaxRowPairWaves << " for MMA passes of " << 8 * (kMaxPairedMTiles + 1) << "-" << 8 * kMaxRowPairMTiles
+           << " rows) takes a one-wave alternative)";
     }
   }
   text << ", activation rows in MMA passes of " << 8 * shape.m_tiles;
