@@ -36,6 +36,18 @@ TEST(CudaDecodeKernelPlan, NamesTheKernelAndShapeTheRulesPickOnAnH200) {
   EXPECT_TRUE(contains(wgmma, "wgmma kernel (SM 9.0 runs wgmma from M = 33")) << wgmma;
   EXPECT_TRUE(contains(wgmma, "224 CTAs of 2 warpgroups")) << wgmma;
   EXPECT_TRUE(contains(wgmma, "; programmatic dependent launch (the next kernel enters after the main loop)")) << wgmma;
+  // M = 25-32: wgmma where its grid fills the SMs, and the plan gives the grid either way.
+  const std::string filled = describe_kernel_plan({32, 8192, 8192, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(filled, "from M = 25 when K >= 2048 and its grid puts two warpgroups per CTA on 80% of the SMs or more, "
+                               "and from M = 17 when N >= 14336 and K >= 2048 (here 128 CTAs of 2 warpgroups on 132 SMs)): "
+                               "activations packed for 32 tokens")) << filled;
+  const std::string unfilled = describe_kernel_plan({32, 12288, 4096, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(unfilled, "mma.sync kernel (not wgmma: ")) << unfilled;
+  EXPECT_TRUE(contains(unfilled, "(here 96 CTAs of 2 warpgroups on 132 SMs)")) << unfilled;
+  EXPECT_TRUE(contains(unfilled, "activation rows in MMA passes of 32")) << unfilled;
+  const std::string three = describe_kernel_plan({24, 8192, 8192, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(three, "mma.sync kernel (not wgmma: ")) << three;
+  EXPECT_TRUE(contains(three, "activation rows in MMA passes of 24")) << three;
   const std::string w4a4 = describe_kernel_plan({16, 4096, 4096, ActivationType::nvfp4, DType::bf16}, h200);
   EXPECT_EQ(w4a4.rfind("NVFP4 activations dequantized to BF16 first", 0), 0u) << w4a4;
 }
@@ -65,7 +77,8 @@ TEST(CudaDecodeKernelPlan, SaysWhenTheGridsWavesChangedTheShape) {
   const GemmProblem problem{1, 8192, 8192, ActivationType::bf16, DType::bf16};
   const std::string fitted = describe_kernel_plan(problem, h200, three_per_sm);
   EXPECT_TRUE(contains(fitted, "256 CTAs of 1x8 warps")) << fitted;
-  EXPECT_TRUE(contains(fitted, "; not the size rule's 1x8, whose grid of 512 CTAs would take 1.29 waves")) << fitted;
+  EXPECT_TRUE(contains(fitted, "; not the size rule's 1x8, whose grid of 512 CTAs would take 1.29 waves of the GPU's resident "
+                               "slots; this grid fits one, activation rows")) << fitted;
   const std::string unweighed = describe_kernel_plan(problem, h200);
   EXPECT_TRUE(contains(unweighed, "512 CTAs of 1x8 warps")) << unweighed;
   EXPECT_FALSE(contains(unweighed, "not the size rule's")) << unweighed;

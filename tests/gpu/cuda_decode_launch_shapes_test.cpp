@@ -75,6 +75,20 @@ TEST(CudaDecodeLaunchShapes, OneTokenShapeOfTheLargestIssueWeightKeepsSevenCtasP
   EXPECT_GE(cuda_decode::decode_gemm_resident_ctas_per_sm(shape), 7);
 }
 
+// The three-tile kernel (M = 17-24) exists for its occupancy: 126-127 registers, so two 8-warp CTAs
+// per SM where the four-tile kernel (138) holds one, and 4096-row weights keep their 1x8 grid in one
+// wave (decode_tuning.hpp, activation_tiles). This guards the register count of the build.
+TEST(CudaDecodeLaunchShapes, ThreeActivationTilesKeepTwoEightWarpCtasPerSm) {
+  const auto gpu = first_gpu();
+  if (!gpu) GTEST_SKIP() << "no GPU: " << cuda_unavailable_reason();
+  if (gpu->sm() != 90) GTEST_SKIP() << "the occupancy was measured on SM 9.0, not " << gpu->to_string();
+  const cuda_decode::LaunchShape shape = cuda_decode::choose_launch_shape(24, 4096, 4096, gpu->multiprocessors, true);
+  ASSERT_EQ(shape.m_tiles, 3);
+  ASSERT_EQ(shape.warps_n * shape.warps_k, 8);
+  EXPECT_GE(cuda_decode::decode_gemm_resident_ctas_per_sm(shape), 2);
+  EXPECT_GE(cuda_decode::decode_gemm_resident_ctas_per_sm(cuda_decode::LaunchShape{3, 1, 4, 1}), 4);
+}
+
 // The launcher weighs the grid's waves with the compiled kernels' real occupancy: on the H200,
 // 8192x8192 at M = 1 leaves the size rule's 512 CTAs of 1x8 warps (1.29 waves of 3 per SM) for
 // tile pairs (decode_tuning.hpp, kMaxTailWaves), which measured 14.3 -> 12.2 us.

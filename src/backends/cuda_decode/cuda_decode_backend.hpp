@@ -3,8 +3,8 @@
 // activations) for CUDA GPUs of SM 8.0 and newer, built for sm_90a (and sm_80). Weights are
 // reordered once at prepare() into the MMA fragment layout (decode_layout.hpp) and streamed from
 // HBM once per call: by the mma.sync kernel (sm90_decode_gemm.cu), or on SM 9.0 from M = 17 (tall
-// weights) or 33 (large ones) by the wgmma kernel (sm90_wgmma_gemm.cu; the switch is
-// choose_decode_kernel, decode_tuning.hpp).
+// weights), 25 (where its grid fills the SMs) or 33 (large weights) by the wgmma kernel
+// (sm90_wgmma_gemm.cu; the switch is choose_decode_kernel, decode_tuning.hpp).
 // kernel_plan() says which, in which shape and why (kernel_plan.hpp).
 #include "fp4gemm/backend.hpp"
 

@@ -182,8 +182,9 @@ std::string grid_waves_text(const cuda_decode::LaunchShape& shape, std::int64_t 
 std::string CudaDecodeBackend::summary() const {
   return "CUDA small-M kernels (M <= " + std::to_string(cuda_decode::kMaxActivationRows) +
          "): NVFP4 decoded in registers, BF16 mma.sync (on SM 9.0 wgmma from M = " +
-         std::to_string(cuda_decode::kWgmmaFilledMinM) + " where its grid fills the SMs, from M = " +
-         std::to_string(cuda_decode::kWgmmaMinM) + " for large weights), weights streamed once (sm_90a, sm_80)";
+         std::to_string(cuda_decode::kWgmmaTallMinM) + " for tall weights, from M = " + std::to_string(cuda_decode::kWgmmaFilledMinM) +
+         " where its grid fills the SMs, from M = " + std::to_string(cuda_decode::kWgmmaMinM) +
+         " for large weights), weights streamed once (sm_90a, sm_80)";
 }
 
 std::string CudaDecodeBackend::kernel_plan(const GemmProblem& problem, const DeviceInfo& device) const {
@@ -197,7 +198,8 @@ std::string CudaDecodeBackend::kernel_plan(const GemmProblem& problem, const Dev
     return std::string("cannot plan: ") + error.what();
   }
   if (plan.rfind("cannot plan", 0) == 0) return plan;
-  const cuda_decode::DecodeKernel kernel = cuda_decode::choose_decode_kernel(problem.m, problem.n, problem.k, device.sm(), device.multiprocessors);
+  const cuda_decode::DecodeKernel kernel =
+      cuda_decode::choose_decode_kernel(problem.m, problem.n, problem.k, device.sm(), device.multiprocessors);
   if (kernel == cuda_decode::DecodeKernel::resident) return plan + resident_grid(problem, device);
   if (kernel != cuda_decode::DecodeKernel::mma) return plan;
   try {
@@ -282,7 +284,8 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
   if (problem.m == 0 || problem.n == 0) return;
   cuda::DeviceGuard guard(prepared.device);
   const auto stream = static_cast<cudaStream_t>(context.cuda_stream);
-  const cuda_decode::DecodeKernel kernel = cuda_decode::choose_decode_kernel(problem.m, problem.n, problem.k, prepared.sm, prepared.multiprocessors);
+  const cuda_decode::DecodeKernel kernel =
+      cuda_decode::choose_decode_kernel(problem.m, problem.n, problem.k, prepared.sm, prepared.multiprocessors);
   cuda_decode::ProgrammaticLaunch policy = cuda_decode::programmatic_launch_policy(prepared.sm);
   const void* activations = a.dense.data;
   std::int64_t activation_stride = a.dense.stride();

@@ -39,7 +39,8 @@ LaunchShape rule_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multi
   // grid has too few warps to keep every SM's loads in flight. CTAs hold at least 4 warps.
   // Measured on the H200 (scripts/decode_shape_sweep.sh, bench/results/2026-11-30-h200-decode-v7.md):
   // this picks the fastest compiled shape on all four issue-3 shapes at M = 1 and 16, and on
-  // 12288x4096 and 28672x8192 at M = 24 and 32 (4 tiles). A 4 x 1 CTA
+  // 12288x4096 and 28672x8192 at M = 24 and 32 (then 4 tiles; three tiles, M = 17-24, within 3% of
+  // the fastest forced shape on 10 of 11 weights, 2026-12-01-h200-s16.md call 7). A 4 x 1 CTA
   // (no K split) was never fastest, so K is always split at least kMinWarpsK ways.
   const std::int64_t row_tiles = (n + kTileRows - 1) / kTileRows;
   const std::int64_t chunks = (k + kChunkK - 1) / kChunkK;
@@ -94,7 +95,8 @@ LaunchShape fit_to_one_wave(const LaunchShape& shape, std::int64_t n, int multip
     }
     if (halves_k) {
       const int warps_k = shape.warps_k / 2;
-      alternatives[count++] = LaunchShape{shape.m_tiles, warps_k >= kMinCtaWarps ? 1 : kMinCtaWarps / warps_k, warps_k, shape.tiles_per_warp};
+      const int warps_n = warps_k >= kMinCtaWarps ? 1 : kMinCtaWarps / warps_k;
+      alternatives[count++] = LaunchShape{shape.m_tiles, warps_n, warps_k, shape.tiles_per_warp};
     }
   } else if (rule_waves > kMaxTailWaves && rule_waves <= kMaxRowPairWaves && halves_k && shape.m_tiles > kMaxPairedMTiles &&
              shape.m_tiles <= kMaxRowPairMTiles) {
@@ -169,8 +171,7 @@ const char* decode_kernel_name(DecodeKernel kernel) {
 bool wgmma_grid_fills_sms(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors) {
   if (multiprocessors <= 0) return false;
   const WgmmaShape shape = choose_wgmma_shape(m, n, k, multiprocessors);
-  const std::int64_t ctas = grid_ctas_along_n(shape, n) * shape.splits;
-  return shape.warpgroups == 2 && double(ctas) >= kWgmmaMinSmFill * multiprocessors;
+  return shape.warpgroups == 2 && double(wgmma_grid_ctas(shape, n)) >= kWgmmaMinSmFill * multiprocessors;
 }
 
 DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sm, int multiprocessors) {
@@ -185,8 +186,10 @@ DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k
     throw_invalid("FP4GEMM_DECODE_KERNEL must be 'mma', 'wgmma' or 'resident', not '" + kernel + "'");
   }
   const bool large = m >= kWgmmaMinM && (n >= kWgmmaMinN || n * k >= kWgmmaMinElements);
-  const bool filled = m >= kWgmmaFilledMinM && k >= kWgmmaFilledMinK && wgmma_grid_fills_sms(m, n, k, multiprocessors);
-  return large || filled ? DecodeKernel::wgmma : DecodeKernel::mma;
+  const bool filled =
+      m >= kWgmmaFilledMinM && m < kWgmmaMinM && k >= kWgmmaFilledMinK && wgmma_grid_fills_sms(m, n, k, multiprocessors);
+  const bool tall = m >= kWgmmaTallMinM && m < kWgmmaFilledMinM && n >= kWgmmaTallMinN && k >= kWgmmaTallMinK;
+  return large || filled || tall ? DecodeKernel::wgmma : DecodeKernel::mma;
 }
 
 ResidentShape choose_resident_shape(std::int64_t m, std::int64_t k, std::int64_t shared_bytes) {
@@ -231,7 +234,7 @@ WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, in
   static_assert(2 * kWgmmaMulticast <= kMaxWgmmaCluster, "the paired split's cluster fits");
   const WgmmaShape paired{shape.tokens, 2, 2, shape.multicast};  // kWgmmaPairedSplitMinChunks
   if (shape.warpgroups == 1 && shape.splits == 1 && chunks >= kWgmmaPairedSplitMinChunks &&
-      grid_ctas_along_n(paired, n) * paired.splits <= multiprocessors) {
+      wgmma_grid_ctas(paired, n) <= multiprocessors) {
     shape = paired;
   }
   return shape;
@@ -249,6 +252,8 @@ std::int64_t grid_ctas_along_n(const WgmmaShape& shape, std::int64_t n) {
   const std::int64_t row_blocks = (n + rows - 1) / rows;
   return (row_blocks + shape.multicast - 1) / shape.multicast * shape.multicast;
 }
+
+std::int64_t wgmma_grid_ctas(const WgmmaShape& shape, std::int64_t n) { return grid_ctas_along_n(shape, n) * shape.splits; }
 
 bool wgmma_shape_override(WgmmaShape& shape) {
   const char* text = tuning_knob("FP4GEMM_WGMMA_SHAPE");

@@ -36,7 +36,7 @@ constexpr int weight_chunks_in_flight(int m_tiles) { return m_tiles <= 2 ? 4 : 2
 
 // For one activation tile, occupancy beats prefetching activations: without the second buffer
 // the kernel fits 80 registers, so 24 warps per SM are resident instead of 20 (measured: 12288 x
-// 4096, M = 1, 11.5 -> 10.4 us). With two and four tiles the prefetch is kept (80 registers would
+// 4096, M = 1, 11.5 -> 10.4 us). With two to four tiles the prefetch is kept (80 registers would
 // spill; for four tiles it took M = 24 from 25.8 to 19.4 us on 12288 x 4096, 92 to 82 on 28672 x 8192;
 // without it four tiles fit 77-86 registers, three times the warps, and still lost 30-65% where
 // few warps run, bench/results/2026-12-01-h200-s16.md call 1; two tiles without it, 2-17%, call 6).
@@ -80,7 +80,8 @@ constexpr int min_grid_warps_per_sm(int m_tiles) { return m_tiles == 1 ? 16 : 11
 // grid of tile pairs still offers min_grid_warps_per_sm. H200 sweep, bench/results/2026-11-30-h200-s5.md:
 // 28672x8192 M = 1 39.5 -> 34.7 us, M = 16 53.1 -> 45.1; 12288x4096 M = 1 10.3 -> 9.9, M = 16
 // 13.9 -> 11.8; where the pairs leave too few warps it loses (4096x12288 M = 1 10.6 vs 13.6), so
-// N = 4096 keeps one tile per warp. (Two tiles at four activation tiles would need a one-chunk ring.)
+// N = 4096 keeps one tile per warp. (Two tiles at three or four activation tiles would need a one-chunk
+// ring.)
 inline constexpr int kMaxPairedMTiles = 2;
 inline constexpr int kMinWarpsK = 2;
 inline constexpr int kMaxWarpsK = 8;
@@ -212,24 +213,34 @@ constexpr bool grid_fills_gpu(std::int64_t ctas, int resident_ctas_per_sm, int m
 //   8192x1024 7.9/8.1 vs 9.7/11.1, 12288x4096 23.4/23.9 vs 43.7/47.1; and lost on all five below
 //   both bounds: 2048x4096 19.2/19.4 vs 16.0/16.9, 4096x2048 9.9/10.2 vs 8.3/9.2, 1024x4096,
 //   2048x2048, 4096x1024 (by 18-70%);
-// - M >= 17 where the wgmma grid (choose_wgmma_shape) has two consumer warpgroups per CTA on at
-//   least kWgmmaMinSmFill of the SMs, and K >= kWgmmaFilledMinK. H200, M = 17/32, both kernels forced
-//   in one run (bench/results/2026-12-01-h200-s16.md, call 2): won on every such weight, 128-132
-//   CTAs: 8192x4096 13.8/13.9 vs 15.3/16.0 us, 8192x8192 22.0/22.2 vs 27.5/28.8, 8192x16384
-//   38.4/38.6 vs 54.0/58.8, 8192x28672 62.8/63.0 vs 90.5/101.8, 8448x8192, 16384x2048 12.5/12.7 vs
-//   16.5/18.7; 112 CTAs: 14336x4096 20.5/20.7 vs 28.8/33.1 (call 1), 14336x2048 and 14336x8192
-//   (2026-12-01-h200-s14.md, call 10); more than 132: 28672x8192 57.1/57.3 vs 75.5/87.8 (call 1).
-//   Lost where a quarter of the SMs or more sit idle: 96 CTAs, 6144x8192 21.8/21.9 vs 16.7/18.5 and
-//   12288x4096 20.4/20.6 vs 16.9/19.3 (call 1); 80 CTAs, 10240x8192 36.2/36.4 vs 31.5/35.9; and
-//   where CTAs hold one warpgroup (4096x12288 24.5 vs 21.3 at M = 17, call 1). At 1024 columns it
-//   lost too (16384x1024 10.9 vs 10.5 at M = 17, 2026-12-01-h200-s14.md call 5). At M <= 16
+// - M = 25-32 (four activation tiles) where the wgmma grid (choose_wgmma_shape) has two consumer
+//   warpgroups per CTA on at least kWgmmaMinSmFill of the SMs, and K >= kWgmmaFilledMinK. H200,
+//   M = 32 (and 17, then also on the four-tile kernel), both kernels forced in one run
+//   (bench/results/2026-12-01-h200-s16.md, calls 1, 2 and 9): won on every such weight, 128-132
+//   CTAs: 8192x4096 13.9 vs 16.0 us, 8192x8192 22.2 vs 28.8, 8192x16384 38.6 vs 58.8, 8192x28672
+//   63.0 vs 101.8, 8448x8192, 16384x2048 12.7 vs 18.7; 106-120 CTAs: 6912x4096 13.8 vs 15.8 (call
+//   9), 7168x8192 22.2 vs 28.6, 7680x8192, 14336x4096 20.7 vs 33.1 (call 1); more than 132:
+//   28672x8192 57.3 vs 87.8. Lost where a quarter of the SMs or more sit idle: 96 CTAs, 6144x8192
+//   21.9 vs 18.5 and 12288x4096 20.6 vs 19.3; 80 CTAs, 10240x8192 36.4 vs 35.9; and where CTAs
+//   hold one warpgroup (4096x12288 24.8 vs 20.8). At 1024 columns it lost too (16384x1024 10.9 vs
+//   10.5 at M = 17, 2026-12-01-h200-s14.md call 5).
+// - M = 17-24 (three activation tiles, 126-127 registers against the four-tile kernel's 138): the
+//   three-tile kernel beat wgmma on every weight both ran on (call 9, M = 17/24): 6912x4096 10.2/11.1
+//   vs 13.6/13.7, 7168x4096, 7168x8192 17.3/19.3 vs 22.0/22.1, 7680x8192 16.5/18.4 vs 22.1/22.0,
+//   13312x8192 31.4/35.8 vs 36.3/36.4. So these M keep mma.sync but for tall weights (N >=
+//   kWgmmaTallMinN, K >= kWgmmaTallMinK), where wgmma had won against the four-tile kernel
+//   (14336x4096 20.5 vs 28.8, 28672x8192 57.2 vs 75.5, 2026-12-01-h200-s14.md call 10 and s16 call
+//   1) and the three-tile kernel was not measured (the device time had run out). At M <= 16
 //   mma.sync won everywhere (8192x8192 12.0 vs 21.8).
 inline constexpr int kWgmmaMinM = 33;
 inline constexpr std::int64_t kWgmmaMinN = 8192;
 inline constexpr std::int64_t kWgmmaMinElements = std::int64_t(1) << 24;
-inline constexpr int kWgmmaFilledMinM = 17;
+inline constexpr int kWgmmaFilledMinM = 25;
 inline constexpr std::int64_t kWgmmaFilledMinK = 2048;
 inline constexpr double kWgmmaMinSmFill = 0.8;
+inline constexpr int kWgmmaTallMinM = 17;
+inline constexpr std::int64_t kWgmmaTallMinN = 14336;
+inline constexpr std::int64_t kWgmmaTallMinK = 2048;
 
 // Pipeline stages per CTA: each holds one chunk's weight codes and scales for the CTA's rows and
 // the chunk's activations, filled by bulk copies (bytes in flight cost no registers). Measured at
@@ -298,13 +309,13 @@ enum class DecodeKernel { mma, wgmma, resident };
 const char* decode_kernel_name(DecodeKernel kernel);
 
 // Which kernel cuda_decode runs for an M x N x K problem on a GPU of SM `sm` (major * 10 + minor)
-// with `multiprocessors` SMs (0 when unknown: the M = 17-32 rule then keeps mma.sync).
+// with `multiprocessors` SMs (0 when unknown: the M = 25-32 rule then keeps mma.sync).
 // FP4GEMM_DECODE_KERNEL=mma|wgmma|resident overrides the rule for measurements (SM 9.0 only; a
 // resident shape that does not fit shared memory falls back to wgmma).
 DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sm, int multiprocessors);
 
 // Whether the wgmma grid of the problem has two consumer warpgroups per CTA on at least
-// kWgmmaMinSmFill of the `multiprocessors` SMs (the M = 17-32 rule of choose_decode_kernel).
+// kWgmmaMinSmFill of the `multiprocessors` SMs (the M = 25-32 rule of choose_decode_kernel).
 bool wgmma_grid_fills_sms(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
 
 WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
@@ -312,6 +323,8 @@ WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, in
 // CTAs of the wgmma kernel's grid along N for N weight rows, rounded up to whole multicast groups
 // (the grid is that times shape.splits).
 std::int64_t grid_ctas_along_n(const WgmmaShape& shape, std::int64_t n);
+// CTAs of the wgmma kernel's whole grid (along N times the K splits).
+std::int64_t wgmma_grid_ctas(const WgmmaShape& shape, std::int64_t n);
 
 // Tuning knob for measurements only: FP4GEMM_WGMMA_SHAPE="warpgroups:splits[:multicast]". Returns
 // false when unset; throws on a malformed value (splits and multicast must be powers of two).

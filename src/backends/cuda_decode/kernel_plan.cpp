@@ -25,13 +25,15 @@ std::string kernel_reason(DecodeKernel kernel, const GemmProblem& problem, const
     return "forced by FP4GEMM_DECODE_KERNEL";
   }
   const std::string rule = "SM 9.0 runs wgmma from M = " + std::to_string(kWgmmaMinM) + " when N >= " + std::to_string(kWgmmaMinN) +
-                           " or N x K >= " + std::to_string(kWgmmaMinElements) + ", and from M = " + std::to_string(kWgmmaFilledMinM) +
+                           " or N x K >= " + std::to_string(kWgmmaMinElements) + ", from M = " + std::to_string(kWgmmaFilledMinM) +
                            " when K >= " + std::to_string(kWgmmaFilledMinK) + " and its grid puts two warpgroups per CTA on " +
-                           std::to_string(int(kWgmmaMinSmFill * 100)) + "% of the SMs or more";
+                           std::to_string(int(kWgmmaMinSmFill * 100)) + "% of the SMs or more, and from M = " +
+                           std::to_string(kWgmmaTallMinM) + " when N >= " + std::to_string(kWgmmaTallMinN) + " and K >= " +
+                           std::to_string(kWgmmaTallMinK);
   std::string here;
   if (problem.m >= kWgmmaFilledMinM && problem.m < kWgmmaMinM && problem.k >= kWgmmaFilledMinK && device.multiprocessors > 0) {
     const WgmmaShape shape = choose_wgmma_shape(problem.m, problem.n, problem.k, device.multiprocessors);
-    here = " (here " + plural(grid_ctas_along_n(shape, problem.n) * shape.splits, "CTA", "CTAs") + " of " +
+    here = " (here " + plural(wgmma_grid_ctas(shape, problem.n), "CTA", "CTAs") + " of " +
            plural(shape.warpgroups, "warpgroup", "warpgroups") + " on " + std::to_string(device.multiprocessors) + " SMs)";
   }
   return (kernel == DecodeKernel::mma ? "not wgmma: " : "") + rule + here;
@@ -73,7 +75,7 @@ void describe_mma(const GemmProblem& problem, const DeviceInfo& device, const Re
     char waves[32];
     std::snprintf(waves, sizeof waves, "%.2f", grid_waves(grid_ctas(rule, problem.n), resident_ctas_per_sm(rule), device.multiprocessors));
     text << "; not the size rule's " << shape_name(rule) << ", whose grid of " << grid_ctas(rule, problem.n) << " CTAs would take "
-         << waves << " waves of the GPU's resident slots; this grid fits one)";
+         << waves << " waves of the GPU's resident slots; this grid fits one";
   } else {
     describe_size_rule(shape, text);
     if (!resident_ctas_per_sm) {
@@ -89,7 +91,7 @@ void describe_wgmma(const GemmProblem& problem, const DeviceInfo& device, std::o
   WgmmaShape shape = choose_wgmma_shape(problem.m, problem.n, problem.k, device.multiprocessors);
   const bool overridden = wgmma_shape_override(shape);
   const std::int64_t rows = 64 * std::int64_t(shape.warpgroups);
-  const std::int64_t ctas = grid_ctas_along_n(shape, problem.n) * shape.splits;
+  const std::int64_t ctas = wgmma_grid_ctas(shape, problem.n);
   text << "activations packed for " << shape.tokens << " tokens, then " << plural(ctas, "CTA", "CTAs") << " of "
        << plural(shape.warpgroups, "warpgroup", "warpgroups") << " (" << rows << " weight rows) and two producer warps, "
        << (shape.splits == 1 ? std::string("K not split") : "K split " + plural(shape.splits, "way", "ways") + " in a cluster");

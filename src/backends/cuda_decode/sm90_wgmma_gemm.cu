@@ -1,7 +1,8 @@
-// NVFP4 x BF16 GEMM for small M on Hopper (cuda_decode picks it from M = 17 for tall weights and
-// from M = 33 for large ones, choose_decode_kernel): the weight decode of the mma.sync kernel (sm90_decode_gemm.cu,
-// decode_layout.hpp), multiplied with warpgroup MMAs so that one copy of the activations in
-// shared memory serves a whole CTA instead of each warp loading its own.
+// NVFP4 x BF16 GEMM for small M on Hopper (cuda_decode picks it from M = 17 for tall weights, from
+// M = 25 where its grid fills the SMs and from M = 33 for large weights, choose_decode_kernel): the
+// weight decode of the mma.sync kernel (sm90_decode_gemm.cu, decode_layout.hpp), multiplied with
+// warpgroup MMAs so that one copy of the activations in shared memory serves a whole CTA instead of
+// each warp loading its own.
 //
 // A CTA is `kWarpgroups` consumer warpgroups and two producer warps.
 // - The producers fill a ring of kWgmmaStages shared-memory stages with 1-D bulk copies: per

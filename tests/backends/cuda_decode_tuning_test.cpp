@@ -1,0 +1,485 @@
+// `cuda_decode`'s launch rules on the host: the mma.sync kernel's CTA shapes and their one-wave
+// alternatives, the switch between its kernels, the wgmma and resident shapes, PDL, and the tuning
+// knobs. (The weight layout and decode trick: cuda_decode_layout_test.cpp.)
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdlib>
+
+#include "backends/cuda_decode/decode_layout.hpp"
+#include "backends/cuda_decode/decode_tuning.hpp"
+#include "backends/cuda_decode/resident_layout.hpp"
+#ifdef FP4GEMM_WITH_CUDA
+#include "backends/cuda_decode/sm90_decode_gemm.cuh"
+#include "backends/cuda_decode/sm90_wgmma_gemm.cuh"
+#endif
+#include "fp4gemm/dispatch/preference.hpp"
+#include "fp4gemm/error.hpp"
+#include "support/test_support.hpp"
+
+namespace fp4gemm::cuda_decode {
+namespace {
+
+constexpr int kH200Sms = 132;
+
+TEST(CudaDecodeTuning, ActivationTilesAreTheFewestThatHoldMUpToFourThenEight) {
+  EXPECT_EQ(activation_tiles(1), 1);
+  EXPECT_EQ(activation_tiles(8), 1);
+  EXPECT_EQ(activation_tiles(9), 2);
+  EXPECT_EQ(activation_tiles(17), 3);
+  EXPECT_EQ(activation_tiles(24), 3);
+  EXPECT_EQ(activation_tiles(25), 4);
+  EXPECT_EQ(activation_tiles(32), 4);
+  EXPECT_EQ(activation_tiles(33), 8);
+  EXPECT_EQ(activation_tiles(kMaxActivationRows), 8);
+  EXPECT_EQ(choose_launch_shape(20, 4096, 4096, 132, true).m_tiles, 3);
+}
+
+TEST(CudaDecodeTuning, ShapesCoverEveryM) {
+  for (std::int64_t m = 1; m <= kMaxActivationRows; ++m) {
+    for (std::int64_t n : {16, 4096, 28672}) {
+      for (std::int64_t k : {16, 4096, 12288}) {
+        const LaunchShape shape = choose_launch_shape(m, n, k, 132, true);
+        EXPECT_GE(shape.m_tiles * 8, m);
+        const int warps = shape.warps_n * shape.warps_k;
+        EXPECT_TRUE(warps == 4 || warps == kPairedFillWarpsK || warps == 8 || warps == kWideWarpsK) << warps;
+        EXPECT_TRUE(shape.tiles_per_warp == 1 || (shape.tiles_per_warp == 2 && shape.m_tiles <= kMaxPairedMTiles));
+      }
+    }
+  }
+}
+
+TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEnough) {
+  // The four issue-3 shapes on 132 SMs (the sweeps' winners at M = 1 and M = 16).
+  const auto shape_of = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    const LaunchShape shape = choose_launch_shape(m, n, k, 132, true);
+    return std::array<int, 3>{shape.warps_n, shape.warps_k, shape.tiles_per_warp};
+  };
+  using Shape = std::array<int, 3>;
+  EXPECT_EQ(shape_of(1, 28672, 8192), (Shape{1, 4, 2}));   // 896 tile pairs, 128 chunks: 32 per warp
+  EXPECT_EQ(shape_of(1, 12288, 4096), (Shape{1, 8, 2}));   // 384 pairs split 8 ways: 3072 warps
+  // 128 pairs x 8 = 1024 warps: too few, single tiles; 256 x 8 = 2048 still short of 16 per SM,
+  // so 12 K-warps (2 CTAs of 12 fill an SM's 24 resident warps)
+  EXPECT_EQ(shape_of(1, 4096, 12288), (Shape{1, 12, 1}));
+  EXPECT_EQ(shape_of(1, 4096, 4096), (Shape{1, 12, 1}));   // 64 chunks: 5 or 6 per warp
+  EXPECT_EQ(shape_of(1, 4096, 512), (Shape{1, 8, 1}));     // 8 chunks: too few to split 12 ways
+  EXPECT_EQ(shape_of(1, 4096, 1536), (Shape{1, 12, 1}));   // 24 chunks: 2 per warp suffice
+  // 128 and 96 tiles x 12 warps still fill under 0.9 of 24 warps x 132 SMs: 12 ways would not
+  // take PDL and measured slower than 8
+  EXPECT_EQ(shape_of(1, 2048, 4096), (Shape{1, 8, 1}));
+  EXPECT_EQ(shape_of(1, 1536, 4096), (Shape{1, 8, 1}));
+  EXPECT_EQ(shape_of(4, 4096, 12288), (Shape{1, 12, 1}));
+  EXPECT_EQ(shape_of(16, 28672, 8192), (Shape{1, 4, 2}));
+  // 384 pairs x 4 = 1536 warps: 11 per SM suffice at two tiles, but 384 CTAs of 4 warps fill 0.73
+  // of the 4 x 132 slots; 5 warps per CTA (3 per SM) fill 0.97
+  EXPECT_EQ(shape_of(16, 12288, 4096), (Shape{1, 5, 2}));
+  EXPECT_EQ(shape_of(9, 12288, 4096), (Shape{1, 5, 2}));
+  EXPECT_EQ(shape_of(16, 14336, 4096), (Shape{1, 4, 2}));  // 448 pairs: more than 3 x 132, one wave no longer
+  EXPECT_EQ(shape_of(8, 12288, 4096), (Shape{1, 8, 2}));   // one activation tile: 384 CTAs of 8 warps fill 0.97 already
+  EXPECT_EQ(shape_of(16, 4096, 4096), (Shape{1, 8, 1}));
+  EXPECT_EQ(shape_of(24, 28672, 8192), (Shape{1, 4, 1}));  // three activation tiles: one weight tile per warp
+  EXPECT_EQ(shape_of(32, 12288, 4096), (Shape{2, 2, 1}));
+  EXPECT_EQ(shape_of(64, 12288, 4096), (Shape{2, 4, 1}));  // eight tiles: a fixed shape
+}
+
+// The H200's occupancy of the compiled kernels (ptxas registers -> CTAs per SM; what
+// decode_gemm_resident_ctas_per_sm answered there), for the wave rule on a host without a GPU.
+int h200_resident_ctas_per_sm(const LaunchShape& shape) {
+  const int warps = shape.warps_n * shape.warps_k;
+  if (shape.m_tiles == 1) return shape.tiles_per_warp == 2 && warps == 4 ? 7 : 24 / warps;  // 72 and 80 registers
+  if (shape.m_tiles == 2 || shape.m_tiles == 3) return 16 / warps;                          // 126-128 registers
+  return shape.m_tiles == 4 ? 12 / warps : 14 / warps;                                       // 138 and 143
+}
+
+std::array<int, 3> fields_of(const LaunchShape& shape) { return {shape.warps_n, shape.warps_k, shape.tiles_per_warp}; }
+
+TEST(CudaDecodeTuning, AGridOfAPartialSecondWaveTakesTheMeasuredOneWaveAlternative) {
+  const auto shape_of = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    return fields_of(choose_launch_shape(m, n, k, 132, true, h200_resident_ctas_per_sm));
+  };
+  using Shape = std::array<int, 3>;
+  // The size rule's 512 CTAs of 1x8 warps take 1.29 waves of 3 x 132 slots; tile pairs halve them.
+  EXPECT_EQ(fields_of(choose_launch_shape(1, 8192, 8192, 132, true)), (Shape{1, 8, 1}));
+  EXPECT_EQ(shape_of(1, 8192, 8192), (Shape{1, 8, 2}));
+  EXPECT_EQ(shape_of(4, 8192, 28672), (Shape{1, 8, 2}));
+  // 448 tile-pair CTAs of 8 warps: 1.13 waves; 4-warp CTAs fit 7 per SM.
+  EXPECT_EQ(fields_of(choose_launch_shape(1, 14336, 4096, 132, true)), (Shape{1, 8, 2}));
+  EXPECT_EQ(shape_of(1, 14336, 4096), (Shape{1, 4, 2}));
+  EXPECT_EQ(shape_of(16, 10240, 8192), (Shape{1, 4, 2}));  // two activation tiles: 320 CTAs, 1.21 -> 0.61 waves
+}
+
+TEST(CudaDecodeTuning, TheWaveRuleLeavesTheIssueShapesAndGridsOfOneOrSeveralWavesAlone) {
+  for (std::int64_t m : {1, 4, 16, 24, 32}) {
+    for (const auto& [n, k] : std::array<std::array<std::int64_t, 2>, 6>{
+             {{4096, 4096}, {12288, 4096}, {4096, 12288}, {28672, 8192}, {57344, 8192}, {28672, 4096}}}) {
+      if (m > 24 && n == 4096) continue;  // four activation tiles on 4096 rows: row pairs (below)
+      EXPECT_EQ(fields_of(choose_launch_shape(m, n, k, 132, true, h200_resident_ctas_per_sm)),
+                fields_of(choose_launch_shape(m, n, k, 132, true)))
+          << m << "x" << n << "x" << k;
+    }
+  }
+}
+
+TEST(CudaDecodeTuning, ThreeAndFourActivationTilesTakeCtasOfTwiceTheRowsWhereTheRulesGridTakesUpToTwoWaves) {
+  using Shape = std::array<int, 3>;
+  const auto shape_of = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    return fields_of(choose_launch_shape(m, n, k, 132, true, h200_resident_ctas_per_sm));
+  };
+  // Four tiles: 256 CTAs of 1x8 warps at one per SM take 1.94 waves; 2x4 fits one (measured 7-23%
+  // faster). Three tiles hold two 8-warp CTAs per SM, so 1x8 fits one wave already.
+  for (std::int64_t m : {17, 24}) EXPECT_EQ(shape_of(m, 4096, 4096), (Shape{1, 8, 1})) << m;
+  for (std::int64_t m : {25, 32}) {
+    for (std::int64_t k : {2048, 4096, 8192, 12288, 16384}) {
+      EXPECT_EQ(fields_of(choose_launch_shape(m, 4096, k, 132, true)), (Shape{1, 8, 1})) << m << "x4096x" << k;
+      EXPECT_EQ(shape_of(m, 4096, k), (Shape{2, 4, 1})) << m << "x4096x" << k;
+    }
+  }
+  // Up to 1.5 waves the half-K split comes first, as for fewer tiles: 3072 rows at four tiles
+  // (1.45 waves), 5120 rows at three (320 CTAs of 1x8 at two per SM, 1.21 waves).
+  EXPECT_EQ(shape_of(32, 3072, 4096), (Shape{1, 4, 1}));
+  EXPECT_EQ(shape_of(20, 5120, 4096), (Shape{1, 4, 1}));
+  // 5120 rows: 2.42 waves, and row pairs would still take 1.21: the rule's shape stays.
+  EXPECT_EQ(shape_of(32, 5120, 4096), (Shape{1, 8, 1}));
+  // One wave already: unchanged.
+  EXPECT_EQ(shape_of(32, 2048, 4096), (Shape{1, 8, 1}));
+  // Three tiles at 1.58 waves: 13312x8192 M = 20, 832 CTAs of 1x4 at four per SM (its wgmma grid
+  // of 104 CTAs is under 80% of the SMs, so it stays on mma.sync).
+  EXPECT_EQ(shape_of(20, 13312, 8192), (Shape{2, 2, 1}));
+  // Fewer tiles have no row pairs, even where the grid takes 1.5-2 waves: at one CTA per SM,
+  // M = 16 on 4096x4096 runs 256 CTAs of 1x8 warps in 1.94 waves and keeps them.
+  const auto one_per_sm = [](const LaunchShape&) { return 1; };
+  EXPECT_EQ(fields_of(choose_launch_shape(16, 4096, 4096, 132, true, one_per_sm)), (Shape{1, 8, 1}));
+  EXPECT_EQ(fields_of(choose_launch_shape(32, 4096, 4096, 132, true, one_per_sm)), (Shape{2, 4, 1}));
+}
+
+TEST(CudaDecodeTuning, UnknownOccupancyOrNoOneWaveAlternativeKeepsTheRulesShape) {
+  const auto unknown = [](const LaunchShape&) { return 0; };
+  EXPECT_EQ(fields_of(choose_launch_shape(1, 8192, 8192, 132, true, unknown)), fields_of(choose_launch_shape(1, 8192, 8192, 132, true)));
+  // Only the rule's own kernel is known: no alternative fits one wave.
+  const auto only_rule = [](const LaunchShape& shape) { return shape.tiles_per_warp == 1 && shape.warps_k == 8 ? 3 : 0; };
+  EXPECT_EQ(fields_of(choose_launch_shape(1, 8192, 8192, 132, true, only_rule)), (std::array<int, 3>{1, 8, 1}));
+  // The rule's 1.29 waves; tile pairs at 1 CTA per SM would take 1.94 (256 / 132), so the second
+  // alternative, 1x4 at 4 per SM (512 / 528), is taken.
+  const auto pairs_full = [](const LaunchShape& shape) {
+    return shape.tiles_per_warp == 2 ? 1 : shape.warps_k == 8 ? 3 : 4;
+  };
+  EXPECT_EQ(fields_of(choose_launch_shape(1, 8192, 8192, 132, true, pairs_full)), (std::array<int, 3>{1, 4, 1}));
+}
+
+TEST(CudaDecodeTuning, TheSplitsThatFillTheGpuForPdlAreNotUsedWithoutIt) {
+  const auto shape_of = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    const LaunchShape shape = choose_launch_shape(m, n, k, 132, false);
+    return std::array<int, 3>{shape.warps_n, shape.warps_k, shape.tiles_per_warp};
+  };
+  using Shape = std::array<int, 3>;
+  EXPECT_EQ(shape_of(1, 4096, 12288), (Shape{1, 8, 1}));
+  EXPECT_EQ(shape_of(1, 4096, 4096), (Shape{1, 8, 1}));
+  EXPECT_EQ(shape_of(16, 12288, 4096), (Shape{1, 4, 2}));
+  EXPECT_EQ(shape_of(1, 28672, 8192), (Shape{1, 4, 2}));  // the others do not change
+  EXPECT_EQ(shape_of(1, 12288, 4096), (Shape{1, 8, 2}));
+}
+
+
+// The auto rows that put cuda_decode first from M = 33 (dispatch/preference.cpp) were measured with
+// its wgmma kernel: every problem they send to it must get that kernel.
+TEST(CudaDecodeTuning, TheAutoRowsThatPreferCudaDecodeAboveMThirtyTwoGetTheWgmmaKernel) {
+  unsetenv("FP4GEMM_DECODE_KERNEL");
+  int preferred = 0;
+  for (std::int64_t m : {33, 48, 64})
+    for (std::int64_t n : {2048, 4096, 6144, 8192, 12288, 14336, 16384, 28672, 57344})
+      for (std::int64_t k : {1024, 2048, 4096, 8192, 14336, 28672}) {
+        if (dispatch::preference_for(dispatch::ArchFamily::sm90, m, n, k).order.front() != "cuda_decode") continue;
+        ++preferred;
+        EXPECT_EQ(choose_decode_kernel(m, n, k, 90, kH200Sms), DecodeKernel::wgmma) << m << "x" << n << "x" << k;
+      }
+  EXPECT_GT(preferred, 0);
+}
+
+TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForLargeWeightsFromItsMinimumM) {
+  unsetenv("FP4GEMM_DECODE_KERNEL");
+  const auto wgmma = [](std::int64_t m, std::int64_t n, std::int64_t k, int sm) {
+    return choose_decode_kernel(m, n, k, sm, kH200Sms) == DecodeKernel::wgmma;
+  };
+  EXPECT_FALSE(wgmma(64, 28672, 8192, 80));
+  EXPECT_FALSE(wgmma(64, 28672, 8192, 100));
+  // The measured winners and losers from M = 33 (bench/results/2026-12-01-h200-s14.md, calls 5
+  // and 10; 2026-12-01-h200-s15.md).
+  EXPECT_TRUE(wgmma(64, 12288, 4096, 90));
+  EXPECT_TRUE(wgmma(64, 4096, 12288, 90));
+  EXPECT_TRUE(wgmma(33, 6144, 4096, 90));
+  EXPECT_TRUE(wgmma(64, 28672, 8192, 90));
+  EXPECT_TRUE(wgmma(64, 8192, 1024, 90));
+  EXPECT_TRUE(wgmma(64, 4096, 4096, 90));    // wgmma by 16% at M = 64
+  EXPECT_TRUE(wgmma(33, 2048, 8192, 90));
+  EXPECT_FALSE(wgmma(64, 2048, 4096, 90));  // mma.sync by 13-20%
+  EXPECT_FALSE(wgmma(64, 4096, 2048, 90));
+  EXPECT_FALSE(wgmma(64, 2048, 2048, 90));
+  // M = 25-32: where two warpgroups per CTA cover 80% of the SMs (2026-12-01-h200-s16.md, calls 1,
+  // 2 and 9).
+  EXPECT_TRUE(wgmma(32, 28672, 8192, 90));  // 224 CTAs
+  EXPECT_TRUE(wgmma(25, 16384, 2048, 90));  // 128
+  EXPECT_TRUE(wgmma(32, 14336, 4096, 90));  // 112
+  EXPECT_TRUE(wgmma(25, 8192, 4096, 90));   // 128 (64 two-CTA clusters)
+  EXPECT_TRUE(wgmma(32, 8192, 8192, 90));
+  EXPECT_TRUE(wgmma(32, 8448, 8192, 90));   // 132
+  EXPECT_TRUE(wgmma(32, 6912, 4096, 90));   // 108: wgmma by 13%
+  EXPECT_TRUE(wgmma(32, 7168, 8192, 90));   // 112: wgmma by 22%
+  EXPECT_FALSE(wgmma(32, 12288, 8192, 90));  // 96: mma.sync by 1-11%
+  EXPECT_FALSE(wgmma(32, 12288, 4096, 90));  // 96: mma.sync by 7-17%
+  EXPECT_FALSE(wgmma(32, 6144, 8192, 90));   // 96: mma.sync by 15-23%
+  EXPECT_FALSE(wgmma(32, 10240, 8192, 90));  // 80
+  EXPECT_FALSE(wgmma(32, 4096, 12288, 90));  // 128 CTAs of one warpgroup: mma.sync by 16%
+  EXPECT_FALSE(wgmma(25, 16384, 1024, 90));  // K below 2048
+  // M = 17-24: the three-tile kernel, except on tall weights (call 9; s14 call 10).
+  EXPECT_FALSE(wgmma(24, 7168, 8192, 90));   // mma.sync by 13-21%
+  EXPECT_FALSE(wgmma(17, 6912, 4096, 90));   // mma.sync by 25%
+  EXPECT_FALSE(wgmma(24, 8192, 28672, 90));
+  EXPECT_FALSE(wgmma(24, 13312, 8192, 90));  // mma.sync by 2-14%
+  EXPECT_TRUE(wgmma(17, 14336, 4096, 90));
+  EXPECT_TRUE(wgmma(24, 28672, 8192, 90));
+  EXPECT_FALSE(wgmma(17, 16384, 1024, 90));  // K below 2048: mma.sync by 4%
+  EXPECT_FALSE(wgmma(16, 28672, 8192, 90));
+  EXPECT_FALSE(wgmma(16, 8192, 8192, 90));   // mma.sync by 45% at M = 16
+  // The bounds themselves.
+  EXPECT_TRUE(wgmma(kWgmmaMinM, kWgmmaMinN, 16, 90));
+  EXPECT_FALSE(wgmma(kWgmmaMinM - 1, kWgmmaMinN, 16, 90));
+  EXPECT_TRUE(wgmma(kWgmmaMinM, 4096, kWgmmaMinElements / 4096, 90));
+  EXPECT_FALSE(wgmma(kWgmmaMinM, 4096, kWgmmaMinElements / 4096 - 16, 90));
+  // 8192 rows: 64 clusters of two CTAs once K holds the paired split's chunks.
+  constexpr std::int64_t kPairedK = kWgmmaPairedSplitMinChunks * kChunkK;
+  EXPECT_TRUE(wgmma(kWgmmaFilledMinM, 8192, kPairedK, 90));
+  EXPECT_FALSE(wgmma(kWgmmaFilledMinM, 8192, kPairedK - kChunkK, 90));  // 128 CTAs of one warpgroup
+  EXPECT_FALSE(wgmma(kWgmmaFilledMinM - 1, 8192, kPairedK, 90));
+  EXPECT_FALSE(wgmma(kWgmmaFilledMinM, 16384, kWgmmaFilledMinK - 16, 90));
+  EXPECT_TRUE(wgmma(kWgmmaFilledMinM, 16384, kWgmmaFilledMinK, 90));
+  // The fill bound: 106 CTAs of 128 rows are 80.3% of 132 SMs, 105 are 79.5%.
+  EXPECT_TRUE(wgmma(kWgmmaFilledMinM, 106 * 128, 4096, 90));
+  EXPECT_FALSE(wgmma(kWgmmaFilledMinM, 105 * 128, 4096, 90));
+  EXPECT_TRUE(wgmma_grid_fills_sms(kWgmmaFilledMinM, 8192, 8192, kH200Sms));
+  EXPECT_FALSE(wgmma_grid_fills_sms(kWgmmaFilledMinM, 8192, 8192, 0));  // SMs unknown: mma.sync
+  EXPECT_EQ(choose_decode_kernel(kWgmmaFilledMinM, 8192, 8192, 90, 0), DecodeKernel::mma);
+  // The tall bound (M = 17-24).
+  EXPECT_TRUE(wgmma(kWgmmaTallMinM, kWgmmaTallMinN, kWgmmaTallMinK, 90));
+  EXPECT_FALSE(wgmma(kWgmmaTallMinM - 1, kWgmmaTallMinN, kWgmmaTallMinK, 90));
+  EXPECT_FALSE(wgmma(kWgmmaTallMinM, kWgmmaTallMinN - 1, kWgmmaTallMinK, 90));
+  EXPECT_FALSE(wgmma(kWgmmaTallMinM, kWgmmaTallMinN, kWgmmaTallMinK - 16, 90));
+  setenv("FP4GEMM_DECODE_KERNEL", "wgmma", 1);
+  EXPECT_TRUE(wgmma(1, 16, 16, 90));
+  EXPECT_FALSE(wgmma(1, 16, 16, 80));  // never on another GPU
+  setenv("FP4GEMM_DECODE_KERNEL", "mma", 1);
+  EXPECT_FALSE(wgmma(64, 28672, 8192, 90));
+  setenv("FP4GEMM_DECODE_KERNEL", "tensor", 1);
+  EXPECT_THROW(wgmma(64, 28672, 8192, 90), Error);
+  unsetenv("FP4GEMM_DECODE_KERNEL");
+}
+
+TEST(CudaDecodeTuning, TheResidentKernelIsForcedOnlyOnSm90AndOnlyWhereItsKSliceFits) {
+  setenv("FP4GEMM_DECODE_KERNEL", "resident", 1);
+  EXPECT_EQ(choose_decode_kernel(64, 28672, 8192, 90, kH200Sms), DecodeKernel::resident);
+  EXPECT_EQ(choose_decode_kernel(17, 300, 16, 90, kH200Sms), DecodeKernel::resident);
+  EXPECT_EQ(choose_decode_kernel(64, 28672, 8192, 80, kH200Sms), DecodeKernel::mma);
+  // 64 tokens hold 19 chunks per CTA: K = 16 x 20 chunks does not fit even a 16-CTA cluster.
+  EXPECT_EQ(choose_decode_kernel(64, 4096, 16 * 20 * 64, 90, kH200Sms), DecodeKernel::wgmma);
+  unsetenv("FP4GEMM_DECODE_KERNEL");
+  EXPECT_STREQ(decode_kernel_name(DecodeKernel::resident), "resident wgmma");
+}
+
+TEST(CudaDecodeTuning, ResidentSplitsAreTheFewestWhoseSliceFitsSharedMemory) {
+  unsetenv("FP4GEMM_RESIDENT_SPLITS");
+  // The sizing table of docs/design/activation-stationary-wgmma.md, at 64 and at 32 tokens.
+  const struct {
+    std::int64_t m, k;
+    int splits;
+  } expected[] = {{64, 8192, 8}, {64, 4096, 4}, {64, 12288, 16}, {33, 8192, 8}, {32, 8192, 4},
+                  {32, 4096, 2}, {17, 12288, 8}, {64, 64, 1},    {20, 16, 1}};
+  for (const auto& e : expected) {
+    const ResidentShape shape = choose_resident_shape(e.m, e.k, kSm90SharedBytesPerBlock);
+    EXPECT_EQ(shape.tokens, e.m <= 32 ? 32 : 64);
+    ASSERT_EQ(shape.splits, e.splits) << "M " << e.m << " K " << e.k;
+    const ResidentLayout layout{shape.tokens};
+    const std::int64_t chunks = (e.k + kChunkK - 1) / kChunkK;
+    EXPECT_LE(layout.bytes(int((chunks + shape.splits - 1) / shape.splits)), kSm90SharedBytesPerBlock);
+    if (shape.splits > 1) {
+      const std::int64_t fewer = shape.splits / 2;
+      EXPECT_GT(layout.bytes(int((chunks + fewer - 1) / fewer)), kSm90SharedBytesPerBlock) << "M " << e.m << " K " << e.k;
+    }
+  }
+  EXPECT_EQ(choose_resident_shape(64, 16 * 20 * 64, kSm90SharedBytesPerBlock).splits, 0);
+  EXPECT_EQ(choose_resident_shape(64, 8192, 100 * 1024).splits, 0) << "less shared memory: nothing fits";
+  setenv("FP4GEMM_RESIDENT_SPLITS", "16", 1);
+  EXPECT_EQ(choose_resident_shape(64, 8192, kSm90SharedBytesPerBlock).splits, 16);
+  setenv("FP4GEMM_RESIDENT_SPLITS", "2", 1);
+  EXPECT_EQ(choose_resident_shape(64, 8192, kSm90SharedBytesPerBlock).splits, 0) << "a forced split that does not fit";
+  for (const char* bad : {"3", "0", "32", "4x", "-4"}) {
+    setenv("FP4GEMM_RESIDENT_SPLITS", bad, 1);
+    EXPECT_THROW(choose_resident_shape(64, 8192, kSm90SharedBytesPerBlock), Error) << bad;
+  }
+  unsetenv("FP4GEMM_RESIDENT_SPLITS");
+}
+
+TEST(CudaDecodeTuning, ResidentLayoutRegionsAreAlignedAndDisjoint) {
+  for (int tokens : {32, 64}) {
+    const ResidentLayout layout{tokens};
+    EXPECT_EQ(layout.receive_offset(), kResidentStages * kRecordBytes);
+    EXPECT_EQ(layout.table_offset(), layout.receive_offset() + kResidentKGroups * ResidentLayout::kRows * (tokens + 2) * 4);
+    EXPECT_EQ(layout.receive_stride() % 2, 0) << "pairs of floats stay 8-byte aligned";
+    EXPECT_GE(layout.activation_offset(), layout.barrier_offset() + ResidentLayout::kBarriers * 8);
+    EXPECT_EQ(layout.activation_offset() % 128, 0);
+    EXPECT_EQ(layout.bytes(3), layout.activation_offset() + 3 * tokens * kChunkK * 2);
+    const int capacity = layout.slice_capacity(kSm90SharedBytesPerBlock);
+    EXPECT_LE(layout.bytes(capacity), kSm90SharedBytesPerBlock);
+    EXPECT_GT(layout.bytes(capacity + 1), kSm90SharedBytesPerBlock);
+  }
+}
+
+TEST(CudaDecodeTuning, ProgrammaticLaunchFollowsTheGridUnlessForcedAndNeverBeforeSm90) {
+  unsetenv("FP4GEMM_PDL");
+  EXPECT_EQ(programmatic_launch_policy(90), ProgrammaticLaunch::when_grid_fills);
+  EXPECT_EQ(programmatic_launch_policy(100), ProgrammaticLaunch::when_grid_fills);
+  EXPECT_EQ(programmatic_launch_policy(89), ProgrammaticLaunch::off);  // griddepcontrol needs SM 9.0
+  EXPECT_EQ(programmatic_launch_policy(80), ProgrammaticLaunch::off);
+  setenv("FP4GEMM_PDL", "1", 1);
+  EXPECT_EQ(programmatic_launch_policy(90), ProgrammaticLaunch::on);
+  EXPECT_EQ(programmatic_launch_policy(80), ProgrammaticLaunch::off);  // never before SM 9.0
+  setenv("FP4GEMM_PDL", "0", 1);
+  EXPECT_EQ(programmatic_launch_policy(90), ProgrammaticLaunch::off);
+  setenv("FP4GEMM_PDL", "yes", 1);
+  EXPECT_THROW(programmatic_launch_policy(90), Error);
+  EXPECT_THROW(programmatic_launch_policy(80), Error);  // a bad value is refused on every GPU
+  unsetenv("FP4GEMM_PDL");
+}
+
+TEST(CudaDecodeTuning, AGridFillsTheGpuFromNinetyPercentOfItsResidentSlots) {
+  // The H200 figures behind the rule (decode_tuning.hpp): 132 SMs.
+  EXPECT_TRUE(grid_fills_gpu(896, 7, 132));   // M = 1 28672x8192: 896 of 924 slots
+  EXPECT_TRUE(grid_fills_gpu(896, 4, 132));   // M = 16 28672x8192: 1.7 waves
+  EXPECT_FALSE(grid_fills_gpu(256, 3, 132));  // M = 1 4096x12288: 256 of 396
+  EXPECT_FALSE(grid_fills_gpu(384, 4, 132));  // M = 16 12288x4096: 384 of 528
+  EXPECT_TRUE(grid_fills_gpu(256, 2, 132));   // M = 16 4096x12288: 256 of 264
+  EXPECT_FALSE(grid_fills_gpu(237, 2, 132));  // just under 0.9 x 264
+  EXPECT_TRUE(grid_fills_gpu(238, 2, 132));
+  EXPECT_FALSE(grid_fills_gpu(1000, 0, 132));  // occupancy unknown: no PDL
+}
+
+TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
+  for (std::int64_t m = 1; m <= kMaxActivationRows; ++m) {
+    for (std::int64_t n : {16, 4096, 8192, 28672}) {  // 8192 x 12288: the paired split
+      for (std::int64_t k : {16, 4096, 12288}) {
+        const WgmmaShape shape = choose_wgmma_shape(m, n, k, 132);
+        EXPECT_GE(shape.tokens, m);
+        EXPECT_TRUE(shape.tokens == 16 || shape.tokens == 32 || shape.tokens == 64);
+        EXPECT_GE(shape.splits, 1);
+        EXPECT_GE(shape.multicast, 1);
+        EXPECT_LE(shape.splits * shape.multicast, kMaxWgmmaCluster);
+        const std::int64_t chunks = (k + kChunkK - 1) / kChunkK;
+        if (shape.splits > 1) EXPECT_GE(chunks / shape.splits, kMinWgmmaChunksPerSplit);
+      }
+    }
+  }
+  // The measured winners at M = 64 on 132 SMs (bench/results/2026-11-30-h200-wgmma.md; 12288x4096:
+  // 2026-12-01-h200-s14.md, call 8).
+  const auto shape_of = [](std::int64_t n, std::int64_t k) {
+    const WgmmaShape chosen = choose_wgmma_shape(64, n, k, 132);
+    return std::array<int, 3>{chosen.warpgroups, chosen.splits, chosen.multicast};
+  };
+  EXPECT_EQ(shape_of(4096, 4096), (std::array<int, 3>{1, 2, 1}));
+  EXPECT_EQ(shape_of(12288, 4096), (std::array<int, 3>{2, 1, 1}));
+  EXPECT_EQ(shape_of(8448, 2048), (std::array<int, 3>{1, 1, 1}));  // 132 64-row CTAs: one per SM
+  EXPECT_EQ(shape_of(8448, 4096), (std::array<int, 3>{2, 2, 1}));  // the paired split: 66 clusters of two
+  EXPECT_EQ(shape_of(8512, 4096), (std::array<int, 3>{2, 1, 1}));
+  EXPECT_EQ(shape_of(4096, 12288), (std::array<int, 3>{1, 2, 1}));
+  EXPECT_EQ(shape_of(28672, 8192), (std::array<int, 3>{2, 1, 1}));
+  // Unsplit 64-row CTAs of a long K become 128-row ones split in two (s15, call 6).
+  EXPECT_EQ(shape_of(8192, 8192), (std::array<int, 3>{2, 2, 1}));
+  EXPECT_EQ(shape_of(6144, 28672), (std::array<int, 3>{2, 2, 1}));
+  EXPECT_EQ(shape_of(8192, 4096), (std::array<int, 3>{2, 2, 1}));
+  EXPECT_EQ(shape_of(8192, 4096 - 64), (std::array<int, 3>{1, 1, 1}));  // 63 chunks
+  EXPECT_EQ(shape_of(8448, 8192), (std::array<int, 3>{2, 2, 1}));  // 66 clusters of two: every SM
+  // 127 SMs: 127 64-row CTAs fit, but 128 paired ones (64 row blocks x 2) would not.
+  const WgmmaShape odd = choose_wgmma_shape(64, 8128, 4096, 127);
+  EXPECT_EQ((std::array<int, 3>{odd.warpgroups, odd.splits, odd.multicast}), (std::array<int, 3>{1, 1, 1}));
+  setenv("FP4GEMM_WGMMA_SHAPE", "2:9", 1);  // more splits than a portable cluster
+  WgmmaShape shape{64, 2, 1};
+  EXPECT_THROW(wgmma_shape_override(shape), Error);
+  setenv("FP4GEMM_WGMMA_SHAPE", "2:4:4", 1);  // a cluster of 16
+  EXPECT_THROW(wgmma_shape_override(shape), Error);
+  setenv("FP4GEMM_WGMMA_SHAPE", "1:3", 1);  // the epilogue needs splits that are powers of two
+  EXPECT_THROW(wgmma_shape_override(shape), Error);
+  setenv("FP4GEMM_WGMMA_SHAPE", "2:1:3", 1);  // and so does the activation chunk's multicast
+  EXPECT_THROW(wgmma_shape_override(shape), Error);
+  setenv("FP4GEMM_WGMMA_SHAPE", "1:4", 1);
+  EXPECT_TRUE(wgmma_shape_override(shape));
+  EXPECT_EQ(shape.warpgroups, 1);
+  EXPECT_EQ(shape.splits, 4);
+  EXPECT_EQ(shape.multicast, 1);
+  setenv("FP4GEMM_WGMMA_SHAPE", "2:2:4", 1);
+  EXPECT_TRUE(wgmma_shape_override(shape));
+  EXPECT_EQ(shape.multicast, 4);
+  unsetenv("FP4GEMM_WGMMA_SHAPE");
+}
+
+#ifdef FP4GEMM_WITH_CUDA
+// Every shape the rules can pick (mma.sync and wgmma) is one this build compiles, on GPUs of other
+// SM counts too.
+TEST(CudaDecodeTuning, EveryChosenShapeIsCompiled) {
+  unsetenv("FP4GEMM_DECODE_SHAPE");
+  unsetenv("FP4GEMM_WGMMA_SHAPE");
+  for (int multiprocessors : {16, 78, 108, 132, 170}) {
+    for (std::int64_t m = 1; m <= kMaxActivationRows; ++m) {
+      for (std::int64_t n : {1, 16, 300, 4096, 12288, 28672, 65536, 151936}) {
+        for (std::int64_t k : {16, 1040, 4096, 8192, 12288, 29568}) {
+          for (bool programmatic : {true, false}) {
+            // The size rule's shape, and the one-wave alternatives at the H200's occupancy; like
+            // decode_gemm_resident_ctas_per_sm, the occupancy of a shape not compiled is 0.
+            const ResidentCtasPerSm h200 = [](const LaunchShape& shape) {
+              return is_compiled_shape(shape) ? h200_resident_ctas_per_sm(shape) : 0;
+            };
+            for (const ResidentCtasPerSm& occupancy : {ResidentCtasPerSm(), h200}) {
+              const LaunchShape shape = choose_launch_shape(m, n, k, multiprocessors, programmatic, occupancy);
+              EXPECT_TRUE(is_compiled_shape(shape)) << m << "x" << n << "x" << k << " on " << multiprocessors << " SMs: "
+                                                    << shape.m_tiles << " tiles, " << shape.warps_n << ":" << shape.warps_k << ":"
+                                                    << shape.tiles_per_warp;
+            }
+          }
+          const WgmmaShape wgmma = choose_wgmma_shape(m, n, k, multiprocessors);
+          EXPECT_TRUE(is_compiled_wgmma_shape(wgmma)) << m << "x" << n << "x" << k << " on " << multiprocessors << " SMs: "
+                                                      << wgmma.tokens << " tokens, " << wgmma.warpgroups << ":" << wgmma.splits
+                                                      << ":" << wgmma.multicast;
+        }
+      }
+    }
+  }
+}
+
+// The wgmma epilogue splits a CTA's rows evenly over its K splits, so only powers of two run.
+TEST(CudaDecodeTuning, WgmmaSplitsThatAreNotAPowerOfTwoAreNotCompiled) {
+  EXPECT_TRUE(is_compiled_wgmma_shape(WgmmaShape{64, 1, 4, 1}));
+  EXPECT_FALSE(is_compiled_wgmma_shape(WgmmaShape{64, 1, 3, 1}));
+  EXPECT_FALSE(is_compiled_wgmma_shape(WgmmaShape{64, 2, 6, 1}));
+}
+#endif
+
+TEST(CudaDecodeTuning, TheShapeKnobTakesTilesPerWarpOptionally) {
+  LaunchShape shape{2, 1, 4};
+  EXPECT_EQ(shape.tiles_per_warp, 1);
+  unsetenv("FP4GEMM_DECODE_SHAPE");
+  EXPECT_FALSE(shape_override(shape));
+  setenv("FP4GEMM_DECODE_SHAPE", "2:2", 1);
+  EXPECT_TRUE(shape_override(shape));
+  EXPECT_EQ(shape.warps_n, 2);
+  EXPECT_EQ(shape.warps_k, 2);
+  EXPECT_EQ(shape.tiles_per_warp, 1);
+  setenv("FP4GEMM_DECODE_SHAPE", "1:8:2", 1);
+  EXPECT_TRUE(shape_override(shape));
+  EXPECT_EQ(shape.warps_n, 1);
+  EXPECT_EQ(shape.warps_k, 8);
+  EXPECT_EQ(shape.tiles_per_warp, 2);
+  for (const char* bad : {"1", "0:4", "1:4:0", "x:y"}) {
+    setenv("FP4GEMM_DECODE_SHAPE", bad, 1);
+    EXPECT_THROW(shape_override(shape), Error) << bad;
+  }
+  unsetenv("FP4GEMM_DECODE_SHAPE");
+}
+
+}  // namespace
+}  // namespace fp4gemm::cuda_decode
