@@ -12,6 +12,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "backends/cuda_common/streaming_loads.cuh"
 #include "backends/cuda_decode/decode_bits.hpp"
@@ -70,11 +71,19 @@ __device__ __forceinline__ void decode_fragment(std::uint32_t word, const RowSca
   fragment[3] = bf16x2_mul(fragment_bits(word, 3), scales.g8);
 }
 
+// An FP32 result as output element type T (float, __nv_bfloat16 or __half), rounded to nearest even.
+template <class T>
+__device__ __forceinline__ T output_value(float value) {
+  if constexpr (std::is_same_v<T, float>) return value;
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(value);
+  else return __float2half_rn(value);
+}
+
 __device__ __forceinline__ void store_output(void* out, std::int64_t index, DType dtype, float value) {
   switch (dtype) {
-    case DType::f32: static_cast<float*>(out)[index] = value; break;
-    case DType::bf16: static_cast<__nv_bfloat16*>(out)[index] = __float2bfloat16_rn(value); break;
-    case DType::f16: static_cast<__half*>(out)[index] = __float2half_rn(value); break;
+    case DType::f32: static_cast<float*>(out)[index] = output_value<float>(value); break;
+    case DType::bf16: static_cast<__nv_bfloat16*>(out)[index] = output_value<__nv_bfloat16>(value); break;
+    case DType::f16: static_cast<__half*>(out)[index] = output_value<__half>(value); break;
   }
 }
 

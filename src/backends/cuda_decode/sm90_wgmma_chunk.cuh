@@ -5,7 +5,6 @@
 // and the two ways they store outputs (a CTA's slice of a row block through shared memory, the
 // resident kernel; a lane's accumulators straight from registers, the streamed one).
 #include <cstdint>
-#include <type_traits>
 
 #include "backends/cuda_decode/activation_pack_layout.hpp"
 #include "backends/cuda_decode/decode_device.cuh"
@@ -92,13 +91,6 @@ __device__ __forceinline__ void store_row_slice(const KernelProblem& args, int o
         store_output(args.out, std::int64_t(index >> slice_shift) * args.out_stride + n, args.out_dtype, scale * sums[j]);
     }
   }
-}
-
-template <class T>
-__device__ __forceinline__ T output_value(float value) {
-  if constexpr (std::is_same_v<T, float>) return value;
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(value);
-  else return __float2half_rn(value);
 }
 
 template <class T, int kTokens, class Owned>
