@@ -224,10 +224,12 @@ TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForLargeWeightsFromItsMinimumM) {
   EXPECT_TRUE(wgmma(32, 8448, 8192, 90));   // 132
   EXPECT_TRUE(wgmma(32, 6912, 4096, 90));   // 108: wgmma by 13%
   EXPECT_TRUE(wgmma(32, 7168, 8192, 90));   // 112: wgmma by 22%
-  EXPECT_FALSE(wgmma(32, 12288, 8192, 90));  // 96: mma.sync by 1-11%
   EXPECT_FALSE(wgmma(32, 12288, 4096, 90));  // 96: mma.sync by 7-17%
   EXPECT_FALSE(wgmma(32, 6144, 8192, 90));   // 96: mma.sync by 15-23%
-  EXPECT_FALSE(wgmma(32, 10240, 8192, 90));  // 80
+  // 96 and 80 CTAs unsplit lost by 1-11%; K split in two (kWgmmaIdleSplitMinChunks) they are 192
+  // and 160 CTAs (s17, call 2).
+  EXPECT_TRUE(wgmma(32, 12288, 8192, 90));
+  EXPECT_TRUE(wgmma(25, 10240, 8192, 90));
   EXPECT_FALSE(wgmma(32, 4096, 12288, 90));  // 128 CTAs of one warpgroup: mma.sync by 16%
   EXPECT_FALSE(wgmma(25, 16384, 1024, 90));  // K below 2048
   // M = 17-24: the three-tile kernel, except on tall weights (call 9; s14 call 10).
@@ -235,8 +237,11 @@ TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForLargeWeightsFromItsMinimumM) {
   EXPECT_FALSE(wgmma(17, 6912, 4096, 90));   // mma.sync by 25%
   EXPECT_FALSE(wgmma(24, 8192, 28672, 90));
   EXPECT_FALSE(wgmma(24, 13312, 8192, 90));  // mma.sync by 2-14%
-  EXPECT_TRUE(wgmma(17, 14336, 4096, 90));
-  EXPECT_TRUE(wgmma(24, 28672, 8192, 90));
+  EXPECT_FALSE(wgmma(17, 14336, 4096, 90));  // mma.sync by 4-15% (s17, call 1)
+  EXPECT_FALSE(wgmma(17, 14336, 2048, 90));  // by 8-19%
+  EXPECT_FALSE(wgmma(20, 20480, 4096, 90));  // by 1-8% (wgmma by 4% at M = 24)
+  EXPECT_TRUE(wgmma(17, 28672, 8192, 90));   // wgmma by 7%
+  EXPECT_TRUE(wgmma(24, 28672, 8192, 90));   // by 19%
   EXPECT_FALSE(wgmma(17, 16384, 1024, 90));  // K below 2048: mma.sync by 4%
   EXPECT_FALSE(wgmma(16, 28672, 8192, 90));
   EXPECT_FALSE(wgmma(16, 8192, 8192, 90));   // mma.sync by 45% at M = 16
@@ -395,6 +400,13 @@ TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
   EXPECT_EQ(shape_of(8192, 4096), (std::array<int, 3>{2, 2, 1}));
   EXPECT_EQ(shape_of(8192, 4096 - 64), (std::array<int, 3>{1, 1, 1}));  // 63 chunks
   EXPECT_EQ(shape_of(8448, 8192), (std::array<int, 3>{2, 2, 1}));  // 66 clusters of two: every SM
+  // Unsplit 128-row CTAs that leave a fifth of the SMs idle split a long K in two (s17, call 1).
+  EXPECT_EQ(shape_of(10240, 8192), (std::array<int, 3>{2, 2, 1}));   // 80 CTAs
+  EXPECT_EQ(shape_of(12288, 8192), (std::array<int, 3>{2, 2, 1}));   // 96
+  EXPECT_EQ(shape_of(12288, 8192 - 64), (std::array<int, 3>{2, 1, 1}));  // 127 chunks
+  EXPECT_EQ(shape_of(13440, 8192), (std::array<int, 3>{2, 2, 1}));   // 105 CTAs: 79.5% of the SMs
+  EXPECT_EQ(shape_of(13568, 8192), (std::array<int, 3>{2, 1, 1}));   // 106: 80.3%
+  EXPECT_EQ(shape_of(28672, 8192), (std::array<int, 3>{2, 1, 1}));
   // 127 SMs: 127 64-row CTAs fit, but 128 paired ones (64 row blocks x 2) would not.
   const WgmmaShape odd = choose_wgmma_shape(64, 8128, 4096, 127);
   EXPECT_EQ((std::array<int, 3>{odd.warpgroups, odd.splits, odd.multicast}), (std::array<int, 3>{1, 1, 1}));

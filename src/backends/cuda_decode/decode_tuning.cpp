@@ -220,7 +220,8 @@ WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, in
   shape.tokens = m <= 16 ? 16 : m <= 32 ? 32 : 64;
   // 64-row CTAs (one warpgroup) while they fit kWgmmaCtasPerSm per SM, else 128-row ones. Then
   // split K (powers of two) while the doubled grid still fits one CTA per SM, keeping kMinWgmmaChunksPerSplit chunks
-  // per split; unsplit 64-row CTAs of a long K become split 128-row ones (kWgmmaPairedSplitMinChunks).
+  // per split; unsplit 64-row CTAs of a long K become split 128-row ones (kWgmmaPairedSplitMinChunks),
+  // and unsplit 128-row ones of a long K that leave SMs idle split K in two (kWgmmaIdleSplitMinChunks).
   const std::int64_t half_blocks = (n + 63) / 64;
   shape.warpgroups = half_blocks <= std::int64_t(kWgmmaCtasPerSm) * multiprocessors ? 1 : 2;
   const std::int64_t ctas = (n + 64 * shape.warpgroups - 1) / (64 * shape.warpgroups);
@@ -231,11 +232,15 @@ WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, in
          chunks >= std::int64_t(kMinWgmmaChunksPerSplit) * shape.splits * 2) {
     shape.splits *= 2;
   }
-  static_assert(2 * kWgmmaMulticast <= kMaxWgmmaCluster, "the paired split's cluster fits");
+  static_assert(2 * kWgmmaMulticast <= kMaxWgmmaCluster, "the paired and idle splits' clusters fit");
   const WgmmaShape paired{shape.tokens, 2, 2, shape.multicast};  // kWgmmaPairedSplitMinChunks
   if (shape.warpgroups == 1 && shape.splits == 1 && chunks >= kWgmmaPairedSplitMinChunks &&
       wgmma_grid_ctas(paired, n) <= multiprocessors) {
     shape = paired;
+  }
+  if (shape.warpgroups == 2 && shape.splits == 1 && chunks >= kWgmmaIdleSplitMinChunks &&
+      double(ctas) < kWgmmaMinSmFill * multiprocessors) {
+    shape.splits = 2;  // kWgmmaIdleSplitMinChunks
   }
   return shape;
 }

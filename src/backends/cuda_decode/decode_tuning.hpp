@@ -227,11 +227,14 @@ constexpr bool grid_fills_gpu(std::int64_t ctas, int resident_ctas_per_sm, int m
 // - M = 17-24 (three activation tiles, 126-127 registers against the four-tile kernel's 138): the
 //   three-tile kernel beat wgmma on every weight both ran on (call 9, M = 17/24): 6912x4096 10.2/11.1
 //   vs 13.6/13.7, 7168x4096, 7168x8192 17.3/19.3 vs 22.0/22.1, 7680x8192 16.5/18.4 vs 22.1/22.0,
-//   13312x8192 31.4/35.8 vs 36.3/36.4. So these M keep mma.sync but for tall weights (N >=
-//   kWgmmaTallMinN, K >= kWgmmaTallMinK), where wgmma had won against the four-tile kernel
-//   (14336x4096 20.5 vs 28.8, 28672x8192 57.2 vs 75.5, 2026-12-01-h200-s14.md call 10 and s16 call
-//   1) and the three-tile kernel was not measured (the device time had run out). At M <= 16
-//   mma.sync won everywhere (8192x8192 12.0 vs 21.8).
+//   13312x8192 31.4/35.8 vs 36.3/36.4; and on the tall weights up to 20480 rows (2026-12-01-h200-s17.md,
+//   call 1, M = 17/24): 14336x2048 10.6/11.6 vs 12.6/12.6, 14336x4096 17.8/19.8 vs 20.5/20.6,
+//   14336x8192 31.8/36.2 vs 36.6/36.8, 16384x2048, 16384x4096 17.0/19.1 vs 20.7/20.7, 20480x4096
+//   28.5 vs 30.9 at M = 17 (at M = 24 wgmma by 4%: 31.0 vs 32.4). wgmma won only on 28672x8192, by
+//   7-19% (57.5 vs 61.9 at M = 17, 57.4 vs 70.9 at M = 24). So M = 17-24 keep mma.sync but from
+//   kWgmmaTallMinN rows (halfway between 20480 and 28672; nothing between them was measured) with
+//   K >= kWgmmaTallMinK (28672x4096 was not measured either). At M <= 16 mma.sync won everywhere
+//   (8192x8192 12.0 vs 21.8).
 inline constexpr int kWgmmaMinM = 33;
 inline constexpr std::int64_t kWgmmaMinN = 8192;
 inline constexpr std::int64_t kWgmmaMinElements = std::int64_t(1) << 24;
@@ -239,8 +242,8 @@ inline constexpr int kWgmmaFilledMinM = 25;
 inline constexpr std::int64_t kWgmmaFilledMinK = 2048;
 inline constexpr double kWgmmaMinSmFill = 0.8;
 inline constexpr int kWgmmaTallMinM = 17;
-inline constexpr std::int64_t kWgmmaTallMinN = 14336;
-inline constexpr std::int64_t kWgmmaTallMinK = 2048;
+inline constexpr std::int64_t kWgmmaTallMinN = 24576;
+inline constexpr std::int64_t kWgmmaTallMinK = 4096;
 
 // Pipeline stages per CTA: each holds one chunk's weight codes and scales for the CTA's rows and
 // the chunk's activations, filled by bulk copies (bytes in flight cost no registers). Measured at
@@ -291,6 +294,13 @@ inline constexpr int kWgmmaCtasPerSm = 1;
 // its bank conflicts: 64 and 96 chunks too (6144x4096 17.6/17.7 -> 15.6/15.7, 8192x4096
 // 17.7/17.9 -> 15.7/16.0, 6144x6144 24.1/24.3 -> 20.3/20.5); fewer chunks were not measured.
 inline constexpr int kWgmmaPairedSplitMinChunks = 64;
+// Where unsplit 128-row CTAs would leave more than a fifth of the SMs idle (fewer CTAs than
+// kWgmmaMinSmFill x SMs) and K holds at least kWgmmaIdleSplitMinChunks chunks, K is split in two
+// although the doubled grid no longer fits one CTA per SM: the idle SMs then take the extra CTAs.
+// H200, M = 33/48/64, same run (bench/results/2026-12-01-h200-s17.md, call 1): 10240x8192 (80 CTAs)
+// 42.2/42.4/42.7 -> 40.0/40.1/40.5 us, 12288x8192 (96) 42.3/42.5/42.7 -> 40.2/40.3/40.6. Half as
+// many chunks lost: 12288x4096 M = 64 28.8 against 23.9 (2026-12-01-h200-s15.md, call 4).
+inline constexpr int kWgmmaIdleSplitMinChunks = 128;
 
 // A CTA is `warpgroups` consumer warpgroups (64 weight rows each) plus two producer warps, over
 // `tokens` (16, 32 or 64) activation rows; a cluster is `multicast` CTAs along N sharing the
