@@ -87,8 +87,13 @@ TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEn
 int h200_resident_ctas_per_sm(const LaunchShape& shape) {
   const int warps = shape.warps_n * shape.warps_k;
   if (shape.m_tiles == 1) return shape.tiles_per_warp == 2 && warps == 4 ? 7 : 24 / warps;  // 72 and 80 registers
-  if (shape.m_tiles == 2 || shape.m_tiles == 3) return 16 / warps;                          // 126-128 registers
-  return shape.m_tiles == 4 ? 12 / warps : 14 / warps;                                       // 138 and 143
+  if (shape.m_tiles == 2 || shape.m_tiles == 3 || shape.register_bounded) return 16 / warps;  // 126-128 registers
+  return shape.m_tiles == 4 ? 12 / warps : 14 / warps;                                         // 138 and 143
+}
+
+// The same without the register-bounded four-tile kernel (occupancy unknown: never taken).
+int h200_unbounded_resident_ctas_per_sm(const LaunchShape& shape) {
+  return shape.register_bounded ? 0 : h200_resident_ctas_per_sm(shape);
 }
 
 std::array<int, 3> fields_of(const LaunchShape& shape) { return {shape.warps_n, shape.warps_k, shape.tiles_per_warp}; }
@@ -122,8 +127,9 @@ TEST(CudaDecodeTuning, TheWaveRuleLeavesTheIssueShapesAndGridsOfOneOrSeveralWave
 
 TEST(CudaDecodeTuning, ThreeAndFourActivationTilesTakeCtasOfTwiceTheRowsWhereTheRulesGridTakesUpToTwoWaves) {
   using Shape = std::array<int, 3>;
+  // The unbounded four-tile kernel alone (the bounded one: FourActivationTilesTakeTheRegisterBoundedKernel...).
   const auto shape_of = [](std::int64_t m, std::int64_t n, std::int64_t k) {
-    return fields_of(choose_launch_shape(m, n, k, 132, true, h200_resident_ctas_per_sm));
+    return fields_of(choose_launch_shape(m, n, k, 132, true, h200_unbounded_resident_ctas_per_sm));
   };
   // Four tiles: 256 CTAs of 1x8 warps at one per SM take 1.94 waves; 2x4 fits one (measured 7-23%
   // faster). Three tiles hold two 8-warp CTAs per SM, so 1x8 fits one wave already.
@@ -150,6 +156,35 @@ TEST(CudaDecodeTuning, ThreeAndFourActivationTilesTakeCtasOfTwiceTheRowsWhereThe
   const auto one_per_sm = [](const LaunchShape&) { return 1; };
   EXPECT_EQ(fields_of(choose_launch_shape(16, 4096, 4096, 132, true, one_per_sm)), (Shape{1, 8, 1}));
   EXPECT_EQ(fields_of(choose_launch_shape(32, 4096, 4096, 132, true, one_per_sm)), (Shape{2, 4, 1}));
+}
+
+TEST(CudaDecodeTuning, FourActivationTilesTakeTheRegisterBoundedKernelWhereItsGridKeepsMoreWarpsPerSm) {
+  using Shape = std::array<int, 4>;
+  const auto shape_of = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    const LaunchShape shape = choose_launch_shape(m, n, k, 132, true, h200_resident_ctas_per_sm);
+    EXPECT_EQ(shape.m_tiles, activation_tiles(m));
+    return Shape{shape.warps_n, shape.warps_k, shape.tiles_per_warp, int(shape.register_bounded)};
+  };
+  // The measured winners (bench/results/2026-12-01-h200-s16.md, call 8): 256 CTAs of 1x8 at two
+  // per SM (15.5 warps) against 128 of 2x4 at one (7.8).
+  for (std::int64_t m : {25, 32}) {
+    EXPECT_EQ(shape_of(m, 4096, 12288), (Shape{1, 8, 1, 1})) << m;
+    EXPECT_EQ(shape_of(m, 4096, 4096), (Shape{1, 8, 1, 1})) << m;
+    EXPECT_EQ(shape_of(m, 3072, 4096), (Shape{1, 8, 1, 1})) << m;  // 11.6 warps against 1x4's 5.8
+    EXPECT_EQ(shape_of(m, 5120, 4096), (Shape{1, 4, 1, 1})) << m;  // 9.7 against 8 (1x8 at 2.42 waves)
+    // The measured losers: the same grid's warps either way (s16 call 8, s17 call 2).
+    EXPECT_EQ(shape_of(m, 12288, 4096), (Shape{2, 2, 1, 0})) << m;
+    EXPECT_EQ(shape_of(m, 2048, 8192), (Shape{1, 8, 1, 0})) << m;
+    EXPECT_EQ(shape_of(m, 6144, 4096), (Shape{1, 4, 1, 0})) << m;
+    EXPECT_EQ(shape_of(m, 10240, 8192), (Shape{2, 2, 1, 0})) << m;
+    EXPECT_EQ(shape_of(m, 12288, 8192), (Shape{2, 2, 1, 0})) << m;
+  }
+  // Twice the warps, but 4 chunks a warp: lost by 2-5% (s17, call 2).
+  EXPECT_EQ(shape_of(25, 4096, 2048), (Shape{2, 4, 1, 0}));
+  EXPECT_EQ(shape_of(25, 4096, 4096 - 64), (Shape{2, 4, 1, 0}));  // 63 chunks: 7 a warp
+  // Fewer tiles have no bounded kernel; nor does a simulated GPU (no occupancy).
+  EXPECT_FALSE(choose_launch_shape(24, 4096, 12288, 132, true, h200_resident_ctas_per_sm).register_bounded);
+  EXPECT_FALSE(choose_launch_shape(32, 4096, 12288, 132, true).register_bounded);
 }
 
 TEST(CudaDecodeTuning, UnknownOccupancyOrNoOneWaveAlternativeKeepsTheRulesShape) {
@@ -486,7 +521,15 @@ TEST(CudaDecodeTuning, TheShapeKnobTakesTilesPerWarpOptionally) {
   EXPECT_EQ(shape.warps_n, 1);
   EXPECT_EQ(shape.warps_k, 8);
   EXPECT_EQ(shape.tiles_per_warp, 2);
-  for (const char* bad : {"1", "0:4", "1:4:0", "x:y"}) {
+  EXPECT_FALSE(shape.register_bounded);
+  setenv("FP4GEMM_DECODE_SHAPE", "1:8:1:1", 1);  // the register-bounded four-tile kernel
+  EXPECT_TRUE(shape_override(shape));
+  EXPECT_EQ(shape.tiles_per_warp, 1);
+  EXPECT_TRUE(shape.register_bounded);
+  setenv("FP4GEMM_DECODE_SHAPE", "1:8:1:0", 1);
+  EXPECT_TRUE(shape_override(shape));
+  EXPECT_FALSE(shape.register_bounded);
+  for (const char* bad : {"1", "0:4", "1:4:0", "x:y", "1:8:1:2"}) {
     setenv("FP4GEMM_DECODE_SHAPE", bad, 1);
     EXPECT_THROW(shape_override(shape), Error) << bad;
   }

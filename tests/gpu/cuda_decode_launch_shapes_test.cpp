@@ -28,37 +28,40 @@ TEST(CudaDecodeLaunchShapes, EveryCompiledShapeMatchesTheReference) {
     for (int warps_n : {1, 2, 4, 8}) {
       for (int warps_k : {1, 2, 4, 8}) {
         for (std::int64_t m : {1, 3, 9, 16, 17, 24, 25, 32, 64}) {
-          const cuda_decode::LaunchShape shape{cuda_decode::activation_tiles(m), warps_n, warps_k, tiles_per_warp};
-          if (!cuda_decode::is_compiled_shape(shape)) continue;
-          const std::string name = std::to_string(warps_n) + ":" + std::to_string(warps_k) + ":" + std::to_string(tiles_per_warp);
-          const ScopedEnv forced("FP4GEMM_DECODE_SHAPE", name);
-          // 37 and 300 rows: partial CTAs (37 is 3 tiles: a warp's second tile past N); K = 16, 80,
-          // 1040: partial chunks; 4160 = 65 chunks, which no split divides; 16 and 80 leave most
-          // warps of an 8-way split without a chunk.
-          for (std::int64_t n : {37, 300}) {
-            for (std::int64_t k : {16, 80, 1040, 4160}) {
-              const GemmCase c{m, n, k, ActivationType::bf16, DType::f32};
-              const std::uint64_t seed = fresh_seed();
-              std::mt19937_64 rng(seed);
-              const GemmOperands operands = make_operands(c, rng);
-              const auto prepared = backend->prepare(operands.weight.view(), *gpu);
-              const DeviceActivation activation = upload_activation(operands, gpu->index);
-              DeviceOutput out(m, n, c.output, gpu->index);
-              backend->run(activation.view, *prepared, operands.alpha, out.view(), {stream.get()});
-              stream.synchronize();
-              out.download();
-              const std::string context = "shape " + name + " " + c.to_string() + " seed " + std::to_string(seed);
-              const std::string failures = compare_with_reference(operands, out.values(), m, n, c.output, kRelativeTolerance);
-              ASSERT_TRUE(failures.empty()) << context << "\n" << failures;
-              ASSERT_TRUE(out.only_elements_written()) << context << ": wrote outside the output";
+          for (bool bounded : {false, true}) {
+            const cuda_decode::LaunchShape shape{cuda_decode::activation_tiles(m), warps_n, warps_k, tiles_per_warp, bounded};
+            if (!cuda_decode::is_compiled_shape(shape)) continue;
+            const std::string name = std::to_string(warps_n) + ":" + std::to_string(warps_k) + ":" + std::to_string(tiles_per_warp) +
+                                     ":" + std::to_string(int(bounded));
+            const ScopedEnv forced("FP4GEMM_DECODE_SHAPE", name);
+            // 37 and 300 rows: partial CTAs (37 is 3 tiles: a warp's second tile past N); K = 16, 80,
+            // 1040: partial chunks; 4160 = 65 chunks, which no split divides; 16 and 80 leave most
+            // warps of an 8-way split without a chunk.
+            for (std::int64_t n : {37, 300}) {
+              for (std::int64_t k : {16, 80, 1040, 4160}) {
+                const GemmCase c{m, n, k, ActivationType::bf16, DType::f32};
+                const std::uint64_t seed = fresh_seed();
+                std::mt19937_64 rng(seed);
+                const GemmOperands operands = make_operands(c, rng);
+                const auto prepared = backend->prepare(operands.weight.view(), *gpu);
+                const DeviceActivation activation = upload_activation(operands, gpu->index);
+                DeviceOutput out(m, n, c.output, gpu->index);
+                backend->run(activation.view, *prepared, operands.alpha, out.view(), {stream.get()});
+                stream.synchronize();
+                out.download();
+                const std::string context = "shape " + name + " " + c.to_string() + " seed " + std::to_string(seed);
+                const std::string failures = compare_with_reference(operands, out.values(), m, n, c.output, kRelativeTolerance);
+                ASSERT_TRUE(failures.empty()) << context << "\n" << failures;
+                ASSERT_TRUE(out.only_elements_written()) << context << ": wrote outside the output";
+              }
             }
+            ++shapes_run;
           }
-          ++shapes_run;
         }
       }
     }
   }
-  EXPECT_GE(shapes_run, 20) << "fewer compiled shapes than expected";
+  EXPECT_GE(shapes_run, 24) << "fewer compiled shapes than expected";
 }
 
 // M = 1 on 28672x8192 runs 896 CTAs of 1x4 warps with two weight tiles each; on the H200's 132 SMs
@@ -87,6 +90,23 @@ TEST(CudaDecodeLaunchShapes, ThreeActivationTilesKeepTwoEightWarpCtasPerSm) {
   ASSERT_EQ(shape.warps_n * shape.warps_k, 8);
   EXPECT_GE(cuda_decode::decode_gemm_resident_ctas_per_sm(shape), 2);
   EXPECT_GE(cuda_decode::decode_gemm_resident_ctas_per_sm(cuda_decode::LaunchShape{3, 1, 4, 1}), 4);
+}
+
+// The register-bounded four-tile kernel (M = 25-32) exists for its occupancy: two 8-warp or four
+// 4-warp CTAs per SM where the unbounded one holds one or three (decode_tuning.hpp,
+// kRegisterBoundedWarpsPerSm), and the launcher takes it for 4096x12288 at M = 32 (measured 20.7 ->
+// 18.2 us). This guards the register counts of the build and that choice.
+TEST(CudaDecodeLaunchShapes, TheRegisterBoundedFourTileKernelKeepsSixteenWarpsPerSm) {
+  const auto gpu = first_gpu();
+  if (!gpu) GTEST_SKIP() << "no GPU: " << cuda_unavailable_reason();
+  if (gpu->sm() != 90 || gpu->multiprocessors != 132) GTEST_SKIP() << "the occupancy was measured on a 132-SM H200, not " << gpu->to_string();
+  EXPECT_EQ(cuda_decode::decode_gemm_resident_ctas_per_sm(cuda_decode::LaunchShape{4, 1, 8, 1, true}), 2);
+  EXPECT_EQ(cuda_decode::decode_gemm_resident_ctas_per_sm(cuda_decode::LaunchShape{4, 1, 4, 1, true}), 4);
+  EXPECT_EQ(cuda_decode::decode_gemm_resident_ctas_per_sm(cuda_decode::LaunchShape{4, 1, 8, 1, false}), 1);
+  const cuda_decode::LaunchShape shape =
+      cuda_decode::choose_launch_shape(32, 4096, 12288, gpu->multiprocessors, true, cuda_decode::decode_gemm_resident_ctas_per_sm);
+  EXPECT_TRUE(shape.register_bounded);
+  EXPECT_EQ(shape.warps_n * shape.warps_k, 8);
 }
 
 // The launcher weighs the grid's waves with the compiled kernels' real occupancy: on the H200,

@@ -1,5 +1,6 @@
 #include "backends/cuda_decode/decode_tuning.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <cstdlib>
@@ -91,16 +92,17 @@ LaunchShape fit_to_one_wave(const LaunchShape& shape, std::int64_t n, int multip
   int count = 0;
   if (rule_waves > 1.0 && rule_waves <= kMaxTailWaves) {
     if (shape.tiles_per_warp == 1 && shape.m_tiles <= kMaxPairedMTiles) {
-      alternatives[count++] = LaunchShape{shape.m_tiles, shape.warps_n, shape.warps_k, 2};
+      alternatives[count++] = LaunchShape{shape.m_tiles, shape.warps_n, shape.warps_k, 2, shape.register_bounded};
     }
     if (halves_k) {
       const int warps_k = shape.warps_k / 2;
       const int warps_n = warps_k >= kMinCtaWarps ? 1 : kMinCtaWarps / warps_k;
-      alternatives[count++] = LaunchShape{shape.m_tiles, warps_n, warps_k, shape.tiles_per_warp};
+      alternatives[count++] = LaunchShape{shape.m_tiles, warps_n, warps_k, shape.tiles_per_warp, shape.register_bounded};
     }
   } else if (rule_waves > kMaxTailWaves && rule_waves <= kMaxRowPairWaves && halves_k && shape.m_tiles > kMaxPairedMTiles &&
              shape.m_tiles <= kMaxRowPairMTiles) {
-    alternatives[count++] = LaunchShape{shape.m_tiles, 2 * shape.warps_n, shape.warps_k / 2, shape.tiles_per_warp};
+    alternatives[count++] =
+        LaunchShape{shape.m_tiles, 2 * shape.warps_n, shape.warps_k / 2, shape.tiles_per_warp, shape.register_bounded};
   }
   for (int i = 0; i < count; ++i) {
     const double alternative_waves = waves(alternatives[i]);
@@ -109,12 +111,29 @@ LaunchShape fit_to_one_wave(const LaunchShape& shape, std::int64_t n, int multip
   return shape;
 }
 
+// Warps of `shape`'s grid resident per SM on average, at its occupancy (0 when unknown).
+double resident_warps_per_sm(const LaunchShape& shape, std::int64_t n, int multiprocessors, const ResidentCtasPerSm& resident_ctas_per_sm) {
+  const std::int64_t slots = std::int64_t(resident_ctas_per_sm(shape)) * multiprocessors;
+  if (slots <= 0) return 0.0;
+  return double(std::min(grid_ctas(shape, n), slots)) * shape.warps_n * shape.warps_k / multiprocessors;
+}
+
 }  // namespace
 
 LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool programmatic,
                                 const ResidentCtasPerSm& resident_ctas_per_sm) {
   const LaunchShape shape = rule_shape(m, n, k, multiprocessors, programmatic);
-  return resident_ctas_per_sm ? fit_to_one_wave(shape, n, multiprocessors, resident_ctas_per_sm) : shape;
+  if (!resident_ctas_per_sm) return shape;
+  const LaunchShape fitted = fit_to_one_wave(shape, n, multiprocessors, resident_ctas_per_sm);
+  if (shape.m_tiles != 4) return fitted;
+  LaunchShape bounded_rule = shape;
+  bounded_rule.register_bounded = true;
+  const LaunchShape bounded = fit_to_one_wave(bounded_rule, n, multiprocessors, resident_ctas_per_sm);
+  const double warps = resident_warps_per_sm(fitted, n, multiprocessors, resident_ctas_per_sm);
+  const double bounded_warps = resident_warps_per_sm(bounded, n, multiprocessors, resident_ctas_per_sm);
+  const std::int64_t chunks = (k + kChunkK - 1) / kChunkK;
+  const bool long_enough = chunks >= std::int64_t(kMinRegisterBoundedChunksPerWarp) * bounded.warps_k;
+  return warps > 0.0 && bounded_warps > kMinRegisterBoundedWarpGain * warps && long_enough ? bounded : fitted;
 }
 
 std::int64_t grid_ctas(const LaunchShape& shape, std::int64_t n) {
@@ -131,15 +150,17 @@ const char* tuning_knob(const char* name) {
 bool shape_override(LaunchShape& shape) {
   const char* text = tuning_knob("FP4GEMM_DECODE_SHAPE");
   if (text == nullptr) return false;
-  int warps_n = 0, warps_k = 0, tiles_per_warp = 1;
-  const int fields = std::sscanf(text, "%d:%d:%d", &warps_n, &warps_k, &tiles_per_warp);
-  if (fields < 2 || warps_n < 1 || warps_k < 1 || tiles_per_warp < 1) {
-    throw_invalid(std::string("FP4GEMM_DECODE_SHAPE must look like 2:4 or 2:4:2 (warps_n:warps_k[:tiles_per_warp]), not '") +
+  int warps_n = 0, warps_k = 0, tiles_per_warp = 1, bounded = 0;
+  const int fields = std::sscanf(text, "%d:%d:%d:%d", &warps_n, &warps_k, &tiles_per_warp, &bounded);
+  if (fields < 2 || warps_n < 1 || warps_k < 1 || tiles_per_warp < 1 || (bounded != 0 && bounded != 1)) {
+    throw_invalid(std::string("FP4GEMM_DECODE_SHAPE must look like 2:4, 2:4:2 or 1:8:1:1 "
+                              "(warps_n:warps_k[:tiles_per_warp[:bounded 0 or 1]]), not '") +
                   text + "'");
   }
   shape.warps_n = warps_n;
   shape.warps_k = warps_k;
   shape.tiles_per_warp = tiles_per_warp;
+  shape.register_bounded = bounded == 1;
   return true;
 }
 

@@ -42,6 +42,23 @@ constexpr int weight_chunks_in_flight(int m_tiles) { return m_tiles <= 2 ? 4 : 2
 // few warps run, bench/results/2026-12-01-h200-s16.md call 1; two tiles without it, 2-17%, call 6).
 constexpr bool prefetch_activations(int m_tiles) { return m_tiles >= 2 && m_tiles <= 4; }
 
+// The four-tile kernel (M = 25-32) is compiled twice: unbounded (138 registers: one 8-warp or
+// three 4-warp CTAs per SM) and bounded to leave room for kRegisterBoundedWarpsPerSm warps per SM
+// (128 registers, 8 bytes of spills: two 8-warp or four 4-warp CTAs). Neither wins everywhere.
+// H200, M = 25/32, one run (bench/results/2026-12-01-h200-s16.md, call 8; each form's one-wave
+// grid): where the bounded form's grid keeps more warps resident per SM it won, 4096x12288
+// 20.3/20.7 -> 16.5/18.2 us (1x8 at two CTAs per SM against 2x4 at one), 4096x4096 8.1/8.2 ->
+// 7.2/7.7, 5120x4096 13.8/14.3 -> 10.9/11.5 (1.21x the warps), 3072x4096 8.8/9.1 -> 8.0/8.6; where
+// both grids keep the same warps it lost by 2-13% (12288x4096 17.7 -> 18.8, 2048x8192 8.1 -> 9.2,
+// 6144x4096, 6144x8192, 10240x8192, 12288x8192). Where its warps stream only 4 chunks each it
+// lost with twice the warps: 4096x2048 4.9/5.0 -> 5.0/5.2. The same again on the final build
+// (2026-12-01-h200-s17.md, call 2). So the bounded form is taken where its grid keeps more than
+// kMinRegisterBoundedWarpGain times the warps per SM and its warps stream at least
+// kMinRegisterBoundedChunksPerWarp chunks each (choose_launch_shape, with the occupancy).
+inline constexpr int kRegisterBoundedWarpsPerSm = 16;
+inline constexpr double kMinRegisterBoundedWarpGain = 1.1;
+inline constexpr int kMinRegisterBoundedChunksPerWarp = 8;
+
 // Warps per SM the register allocation must leave room for (__launch_bounds__' minimum CTAs): 24
 // (80 registers) for one activation tile in CTAs of one weight tile per warp or of 8 warps; no
 // bound otherwise.
@@ -53,7 +70,10 @@ constexpr bool prefetch_activations(int m_tiles) { return m_tiles >= 2 && m_tile
 //   OneTokenShapeOfTheLargestIssueWeightKeepsSevenCtasPerSm does.
 // - Two or more activation tiles: at 96 registers (5 CTAs of 4 warps) M = 16 spilled 104 bytes
 //   and ran 44.8 -> 66.1 us (2026-11-30-h200-s7.md).
-constexpr int min_resident_warps(int m_tiles, int cta_warps, int tiles_per_warp) {
+// - Four activation tiles in their register-bounded form (LaunchShape::register_bounded):
+//   kRegisterBoundedWarpsPerSm.
+constexpr int min_resident_warps(int m_tiles, int cta_warps, int tiles_per_warp, bool register_bounded = false) {
+  if (register_bounded) return kRegisterBoundedWarpsPerSm;
   return m_tiles == 1 && (tiles_per_warp == 1 || cta_warps == 8) ? 24 : 0;
 }
 
@@ -113,6 +133,7 @@ struct LaunchShape {
   int warps_n;
   int warps_k;
   int tiles_per_warp = 1;  // weight tiles of 16 rows each warp multiplies with one activation load
+  bool register_bounded = false;  // four activation tiles only: the form bounded to kRegisterBoundedWarpsPerSm
 };
 
 // CTAs of a shape's compiled kernel one SM of the GPU at hand holds at once (its occupancy); 0
@@ -160,7 +181,9 @@ constexpr double grid_waves(std::int64_t ctas, int resident_ctas_per_sm, int mul
 // (kPairedFillWarpsK, kWideWarpsK) exist only to fill the GPU for PDL and measured slower without
 // it on two of the three rows (12288x4096 M = 16 11.7 -> 12.0 us, 4096x4096 M = 1 5.45 -> 5.8), so
 // they are used only then. With `resident_ctas_per_sm`, a grid of more than one wave is
-// replaced as kMaxTailWaves and kMaxRowPairWaves say; without it the shape is the rule's alone.
+// replaced as kMaxTailWaves and kMaxRowPairWaves say, and four activation tiles take the
+// register-bounded form where kMinRegisterBoundedWarpGain says; without it the shape is the rule's
+// alone (unbounded).
 LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool programmatic,
                                 const ResidentCtasPerSm& resident_ctas_per_sm = nullptr);
 
@@ -170,9 +193,9 @@ std::int64_t grid_ctas(const LaunchShape& shape, std::int64_t n);
 // A tuning knob's value, or nullptr when the variable is unset or empty.
 const char* tuning_knob(const char* name);
 
-// Tuning knob for measurements only: FP4GEMM_DECODE_SHAPE="warps_n:warps_k[:tiles_per_warp]"
-// overrides the CTA shape (m_tiles still follows M). Returns false when unset; throws on a
-// malformed value.
+// Tuning knob for measurements only: FP4GEMM_DECODE_SHAPE="warps_n:warps_k[:tiles_per_warp[:bounded]]"
+// overrides the CTA shape (m_tiles still follows M; bounded 1 takes the register-bounded form, 0 or
+// absent the unbounded one). Returns false when unset; throws on a malformed value.
 bool shape_override(LaunchShape& shape);
 
 // Programmatic dependent launch (PDL, programmatic_launch.cuh): a call's kernel is scheduled while

@@ -84,6 +84,12 @@ void describe_mma(const GemmProblem& problem, const DeviceInfo& device, const Re
            << " rows) takes a one-wave alternative)";
     }
   }
+  if (shape.register_bounded) {
+    char gain[16];
+    std::snprintf(gain, sizeof gain, "%.2g", kMinRegisterBoundedWarpGain);
+    text << "; registers bounded for " << kRegisterBoundedWarpsPerSm << " warps per SM"
+         << (overridden ? "" : std::string(" (its grid keeps more than ") + gain + "x the warps per SM of the unbounded kernel's)");
+  }
   text << ", activation rows in MMA passes of " << 8 * shape.m_tiles;
 }
 

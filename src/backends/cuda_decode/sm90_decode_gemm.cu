@@ -67,10 +67,12 @@ __device__ __forceinline__ void compute_chunk(const uint4& code_words, std::uint
 
 // kTilesPerWarp weight tiles per warp (side by side in one record) share each activation load:
 // half the L2 -> SM activation bytes per weight byte at 2 (decode_tuning.hpp).
-template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp>
+// kBounded: the register-bounded form of the four-tile kernel (LaunchShape::register_bounded).
+template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp, bool kBounded>
 __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK,
-                                  min_resident_warps(kMTiles, kWarpsN * kWarpsK, kTilesPerWarp) / (kWarpsN * kWarpsK))
+                                  min_resident_warps(kMTiles, kWarpsN * kWarpsK, kTilesPerWarp, kBounded) / (kWarpsN * kWarpsK))
     decode_gemm_kernel(const DecodeGemmArgs args) {
+  static_assert(!kBounded || kMTiles == 4, "only the four-tile kernel has a register-bounded form");
   constexpr int kThreads = 32 * kWarpsN * kWarpsK;
   constexpr int kCtaRows = kTileRows * kTilesPerWarp * kWarpsN;
   constexpr int kCols = kMTiles * 8;
@@ -293,11 +295,11 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK,
 // CTAs of the kernel one SM holds at once (registers, shared memory, warps); 0 when CUDA cannot
 // say. It depends only on the compiled kernel and the SM's limits, so it is asked once per
 // instantiation (for one architecture of GPUs in the process).
-template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp>
+template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp, bool kBounded>
 int resident_ctas_per_sm() {
   static const int resident = [] {
     int ctas = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, decode_gemm_kernel<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp>,
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, decode_gemm_kernel<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded>,
                                                       32 * kWarpsN * kWarpsK, 0) != cudaSuccess) {
       (void)cudaGetLastError();  // not a launch error: the caller only loses PDL
       return 0;
@@ -307,48 +309,50 @@ int resident_ctas_per_sm() {
   return resident;
 }
 
-template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp>
+template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp, bool kBounded>
 bool uses_programmatic_launch(std::int64_t n, ProgrammaticLaunch policy, int multiprocessors) {
   if (policy != ProgrammaticLaunch::when_grid_fills) return policy == ProgrammaticLaunch::on;
-  return grid_fills_gpu(grid_ctas(LaunchShape{kMTiles, kWarpsN, kWarpsK, kTilesPerWarp}, n),
-                        resident_ctas_per_sm<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp>(), multiprocessors);
+  return grid_fills_gpu(grid_ctas(LaunchShape{kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded}, n),
+                        resident_ctas_per_sm<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded>(), multiprocessors);
 }
 
-template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp>
+template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp, bool kBounded>
 cudaError_t launch(const DecodeGemmArgs& args, ProgrammaticLaunch policy, int multiprocessors, cudaStream_t stream) {
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(unsigned(grid_ctas(LaunchShape{kMTiles, kWarpsN, kWarpsK, kTilesPerWarp}, args.n)));
+  config.gridDim = dim3(unsigned(grid_ctas(LaunchShape{kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded}, args.n)));
   config.blockDim = dim3(32 * kWarpsN * kWarpsK);
   config.stream = stream;
-  cudaLaunchAttribute attribute =
-      programmatic_launch_attribute(uses_programmatic_launch<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp>(args.n, policy, multiprocessors));
+  const bool programmatic = uses_programmatic_launch<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded>(args.n, policy, multiprocessors);
+  cudaLaunchAttribute attribute = programmatic_launch_attribute(programmatic);
   config.attrs = &attribute;
   config.numAttrs = 1;
-  return cudaLaunchKernelEx(&config, decode_gemm_kernel<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp>, args);
+  return cudaLaunchKernelEx(&config, decode_gemm_kernel<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded>, args);
 }
 
 // The compiled shapes: decode_tuning.cpp's choices plus the alternatives the sweep compares
 // (scripts/decode_shape_sweep.sh). NOTE: keep choose_launch_shape's results in this list
 // (CudaDecodeTuning.EveryChosenShapeIsCompiled checks it).
-// (m_tiles, warps_n, warps_k, tiles_per_warp); two tiles per warp need a ring of at least two
-// chunks at half depth, so only for m_tiles <= 2.
+// (m_tiles, warps_n, warps_k, tiles_per_warp, register_bounded); two tiles per warp need a ring of
+// at least two chunks at half depth, so only for m_tiles <= 2; the four-tile shapes in both forms.
 #define FP4GEMM_DECODE_SHAPES(X) \
-  X(1, 1, 8, 1) X(1, 1, 4, 1) X(1, 2, 2, 1) X(1, 2, 4, 1) X(1, 1, 12, 1) \
-  X(2, 1, 8, 1) X(2, 1, 4, 1) X(2, 2, 2, 1) X(2, 2, 4, 1) \
-  X(3, 1, 8, 1) X(3, 1, 4, 1) X(3, 2, 2, 1) X(3, 2, 4, 1) \
-  X(4, 1, 8, 1) X(4, 1, 4, 1) X(4, 2, 2, 1) X(4, 2, 4, 1) \
-  X(8, 2, 4, 1) X(8, 4, 2, 1) \
-  X(1, 1, 8, 2) X(1, 1, 4, 2) X(1, 2, 2, 2) \
-  X(2, 1, 8, 2) X(2, 1, 4, 2) X(2, 2, 2, 2) X(2, 1, 5, 2)
+  X(1, 1, 8, 1, 0) X(1, 1, 4, 1, 0) X(1, 2, 2, 1, 0) X(1, 2, 4, 1, 0) X(1, 1, 12, 1, 0) \
+  X(2, 1, 8, 1, 0) X(2, 1, 4, 1, 0) X(2, 2, 2, 1, 0) X(2, 2, 4, 1, 0) \
+  X(3, 1, 8, 1, 0) X(3, 1, 4, 1, 0) X(3, 2, 2, 1, 0) X(3, 2, 4, 1, 0) \
+  X(4, 1, 8, 1, 0) X(4, 1, 4, 1, 0) X(4, 2, 2, 1, 0) X(4, 2, 4, 1, 0) \
+  X(4, 1, 8, 1, 1) X(4, 1, 4, 1, 1) X(4, 2, 2, 1, 1) X(4, 2, 4, 1, 1) \
+  X(8, 2, 4, 1, 0) X(8, 4, 2, 1, 0) \
+  X(1, 1, 8, 2, 0) X(1, 1, 4, 2, 0) X(1, 2, 2, 2, 0) \
+  X(2, 1, 8, 2, 0) X(2, 1, 4, 2, 0) X(2, 2, 2, 2, 0) X(2, 1, 5, 2, 0)
 
 // Calls `visit` with the template arguments of `shape` (one std::integral_constant each) when it is
 // compiled in, and returns its result; returns `otherwise` for a shape that is not.
 template <class Result, class Visit>
 Result visit_compiled_shape(const LaunchShape& shape, Result otherwise, Visit visit) {
-#define FP4GEMM_DECODE_VISIT(mt, wn, wk, tw)                                                          \
-  if (shape.m_tiles == mt && shape.warps_n == wn && shape.warps_k == wk && shape.tiles_per_warp == tw) \
+#define FP4GEMM_DECODE_VISIT(mt, wn, wk, tw, bounded)                                                   \
+  if (shape.m_tiles == mt && shape.warps_n == wn && shape.warps_k == wk && shape.tiles_per_warp == tw &&       \
+      shape.register_bounded == bool(bounded))                                                                \
     return visit(std::integral_constant<int, mt>{}, std::integral_constant<int, wn>{}, std::integral_constant<int, wk>{}, \
-                 std::integral_constant<int, tw>{});
+                 std::integral_constant<int, tw>{}, std::integral_constant<bool, bool(bounded)>{});
   FP4GEMM_DECODE_SHAPES(FP4GEMM_DECODE_VISIT)
 #undef FP4GEMM_DECODE_VISIT
   return otherwise;
@@ -358,28 +362,29 @@ Result visit_compiled_shape(const LaunchShape& shape, Result otherwise, Visit vi
 
 cudaError_t launch_decode_gemm(const DecodeGemmArgs& args, const LaunchShape& shape, ProgrammaticLaunch policy,
                                int multiprocessors, cudaStream_t stream) {
-  return visit_compiled_shape(shape, cudaErrorInvalidConfiguration, [&](auto mt, auto wn, auto wk, auto tw) {
-    return launch<decltype(mt)::value, decltype(wn)::value, decltype(wk)::value, decltype(tw)::value>(args, policy, multiprocessors,
-                                                                                                       stream);
+  return visit_compiled_shape(shape, cudaErrorInvalidConfiguration, [&](auto mt, auto wn, auto wk, auto tw, auto bounded) {
+    return launch<decltype(mt)::value, decltype(wn)::value, decltype(wk)::value, decltype(tw)::value, decltype(bounded)::value>(
+        args, policy, multiprocessors, stream);
   });
 }
 
 bool decode_gemm_uses_programmatic_launch(const LaunchShape& shape, std::int64_t n, ProgrammaticLaunch policy,
                                           int multiprocessors) {
-  return visit_compiled_shape(shape, false, [&](auto mt, auto wn, auto wk, auto tw) {
-    return uses_programmatic_launch<decltype(mt)::value, decltype(wn)::value, decltype(wk)::value, decltype(tw)::value>(
-        n, policy, multiprocessors);
+  return visit_compiled_shape(shape, false, [&](auto mt, auto wn, auto wk, auto tw, auto bounded) {
+    return uses_programmatic_launch<decltype(mt)::value, decltype(wn)::value, decltype(wk)::value, decltype(tw)::value,
+                                    decltype(bounded)::value>(n, policy, multiprocessors);
   });
 }
 
 int decode_gemm_resident_ctas_per_sm(const LaunchShape& shape) {
-  return visit_compiled_shape(shape, 0, [](auto mt, auto wn, auto wk, auto tw) {
-    return resident_ctas_per_sm<decltype(mt)::value, decltype(wn)::value, decltype(wk)::value, decltype(tw)::value>();
+  return visit_compiled_shape(shape, 0, [](auto mt, auto wn, auto wk, auto tw, auto bounded) {
+    return resident_ctas_per_sm<decltype(mt)::value, decltype(wn)::value, decltype(wk)::value, decltype(tw)::value,
+                                decltype(bounded)::value>();
   });
 }
 
 bool is_compiled_shape(const LaunchShape& shape) {
-  return visit_compiled_shape(shape, false, [](auto, auto, auto, auto) { return true; });
+  return visit_compiled_shape(shape, false, [](auto, auto, auto, auto, auto) { return true; });
 }
 
 }  // namespace fp4gemm::cuda_decode
