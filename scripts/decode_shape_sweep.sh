@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Times `cuda_decode` at every compiled CTA shape (FP4GEMM_DECODE_SHAPE=warps_n:warps_k[:tiles_per_warp]),
+# Times `cuda_decode` at every compiled CTA shape (FP4GEMM_DECODE_SHAPE=warps_n:warps_k[:tiles_per_warp[:bounded]]),
 # and the launch rule's own choice (shape "rule"), on a GPU machine. Each JSON line gains a "shape"
 # field. Usage: scripts/decode_shape_sweep.sh path/to/fp4gemm > sweep.jsonl
 #   SHAPES  CTA shapes to force (default: the compiled ones of one and two activation tiles, M <= 16;
