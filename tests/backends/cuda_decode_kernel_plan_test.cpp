@@ -39,7 +39,7 @@ TEST(CudaDecodeKernelPlan, NamesTheKernelAndShapeTheRulesPickOnAnH200) {
   // M = 25-32: wgmma where its grid fills the SMs, and the plan gives the grid either way.
   const std::string filled = describe_kernel_plan({32, 8192, 8192, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(filled, "from M = 25 when K >= 2048 and its grid puts two warpgroups per CTA on 80% of the SMs or more, "
-                               "and from M = 17 when N >= 24576 and K >= 4096 (here 128 CTAs of 2 warpgroups on 132 SMs)): "
+                               "and from M = 17 when N >= 28672 and K >= 2048 (here 128 CTAs of 2 warpgroups on 132 SMs)): "
                                "activations packed for 32 tokens")) << filled;
   const std::string unfilled = describe_kernel_plan({32, 12288, 4096, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(unfilled, "mma.sync kernel (not wgmma: ")) << unfilled;
@@ -82,6 +82,29 @@ TEST(CudaDecodeKernelPlan, SaysWhenTheGridsWavesChangedTheShape) {
   const std::string unweighed = describe_kernel_plan(problem, h200);
   EXPECT_TRUE(contains(unweighed, "512 CTAs of 1x8 warps")) << unweighed;
   EXPECT_FALSE(contains(unweighed, "not the size rule's")) << unweighed;
+}
+
+TEST(CudaDecodeKernelPlan, NamesTheRegisterBoundedFourTileKernelAndItsWaves) {
+  unsetenv("FP4GEMM_DECODE_SHAPE");
+  unsetenv("FP4GEMM_PDL");
+  const DeviceInfo h200 = dispatch::simulated_device(90, 130100);
+  // The H200's four-tile occupancy: 12 warps per SM unbounded, 16 bounded.
+  const auto four_tiles = [](const LaunchShape& shape) {
+    return (shape.register_bounded ? 16 : 12) / (shape.warps_n * shape.warps_k);
+  };
+  const std::string direct = describe_kernel_plan({32, 4096, 12288, ActivationType::bf16, DType::bf16}, h200, four_tiles);
+  EXPECT_TRUE(contains(direct, "256 CTAs of 1x8 warps")) << direct;
+  EXPECT_TRUE(contains(direct, "; registers bounded for 16 warps per SM (its grid keeps more than 1.1x the warps per SM")) << direct;
+  EXPECT_FALSE(contains(direct, "not the size rule's")) << direct;
+  // 5120 rows: the bounded 1x8 grid takes 1.21 waves (unbounded 2.42), its half-K 1x4 fits one.
+  const std::string fitted = describe_kernel_plan({32, 5120, 4096, ActivationType::bf16, DType::bf16}, h200, four_tiles);
+  EXPECT_TRUE(contains(fitted, "320 CTAs of 1x4 warps")) << fitted;
+  EXPECT_TRUE(contains(fitted, "not the size rule's 1x8, whose grid of 320 CTAs would take 1.21 waves")) << fitted;
+  EXPECT_TRUE(contains(fitted, "registers bounded for 16 warps per SM")) << fitted;
+  setenv("FP4GEMM_DECODE_SHAPE", "1:8:1:1", 1);
+  const std::string forced = describe_kernel_plan({32, 4096, 2048, ActivationType::bf16, DType::bf16}, h200, four_tiles);
+  unsetenv("FP4GEMM_DECODE_SHAPE");
+  EXPECT_TRUE(contains(forced, "[FP4GEMM_DECODE_SHAPE]; registers bounded for 16 warps per SM,")) << forced;
 }
 
 TEST(CudaDecodeKernelPlan, OtherGpusRunTheMmaKernelWhateverTheKnob) {

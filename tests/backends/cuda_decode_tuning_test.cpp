@@ -275,8 +275,11 @@ TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForLargeWeightsFromItsMinimumM) {
   EXPECT_FALSE(wgmma(17, 14336, 4096, 90));  // mma.sync by 4-15% (s17, call 1)
   EXPECT_FALSE(wgmma(17, 14336, 2048, 90));  // by 8-19%
   EXPECT_FALSE(wgmma(20, 20480, 4096, 90));  // by 1-8% (wgmma by 4% at M = 24)
+  EXPECT_FALSE(wgmma(24, 24576, 8192, 90));  // by 6-20% (call 4)
   EXPECT_TRUE(wgmma(17, 28672, 8192, 90));   // wgmma by 7%
   EXPECT_TRUE(wgmma(24, 28672, 8192, 90));   // by 19%
+  EXPECT_TRUE(wgmma(17, 28672, 4096, 90));   // by 4-15% (call 4)
+  EXPECT_TRUE(wgmma(20, 28672, 2048, 90));   // by 4-14%
   EXPECT_FALSE(wgmma(17, 16384, 1024, 90));  // K below 2048: mma.sync by 4%
   EXPECT_FALSE(wgmma(16, 28672, 8192, 90));
   EXPECT_FALSE(wgmma(16, 8192, 8192, 90));   // mma.sync by 45% at M = 16
@@ -439,8 +442,9 @@ TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
   EXPECT_EQ(shape_of(10240, 8192), (std::array<int, 3>{2, 2, 1}));   // 80 CTAs
   EXPECT_EQ(shape_of(12288, 8192), (std::array<int, 3>{2, 2, 1}));   // 96
   EXPECT_EQ(shape_of(12288, 8192 - 64), (std::array<int, 3>{2, 1, 1}));  // 127 chunks
-  EXPECT_EQ(shape_of(13440, 8192), (std::array<int, 3>{2, 2, 1}));   // 105 CTAs: 79.5% of the SMs
-  EXPECT_EQ(shape_of(13568, 8192), (std::array<int, 3>{2, 1, 1}));   // 106: 80.3%
+  EXPECT_EQ(shape_of(14336, 8192), (std::array<int, 3>{2, 2, 1}));   // 112 CTAs (s17, call 4)
+  EXPECT_EQ(shape_of(15104, 8192), (std::array<int, 3>{2, 2, 1}));   // 118: 89.4% of the SMs
+  EXPECT_EQ(shape_of(15232, 8192), (std::array<int, 3>{2, 1, 1}));   // 119: 90.2%
   EXPECT_EQ(shape_of(28672, 8192), (std::array<int, 3>{2, 1, 1}));
   // 127 SMs: 127 64-row CTAs fit, but 128 paired ones (64 row blocks x 2) would not.
   const WgmmaShape odd = choose_wgmma_shape(64, 8128, 4096, 127);
@@ -485,7 +489,7 @@ TEST(CudaDecodeTuning, EveryChosenShapeIsCompiled) {
               const LaunchShape shape = choose_launch_shape(m, n, k, multiprocessors, programmatic, occupancy);
               EXPECT_TRUE(is_compiled_shape(shape)) << m << "x" << n << "x" << k << " on " << multiprocessors << " SMs: "
                                                     << shape.m_tiles << " tiles, " << shape.warps_n << ":" << shape.warps_k << ":"
-                                                    << shape.tiles_per_warp;
+                                                    << shape.tiles_per_warp << ":" << int(shape.register_bounded);
             }
           }
           const WgmmaShape wgmma = choose_wgmma_shape(m, n, k, multiprocessors);

@@ -23,7 +23,7 @@ TEST(CudaDecodeLaunchShapes, EveryCompiledShapeMatchesTheReference) {
   const CheckResult usable = backend->check_device(*gpu);
   if (!usable) GTEST_SKIP() << "cuda_decode cannot run on " << gpu->to_string() << ": " << usable.reason;
   TestStream stream;
-  int shapes_run = 0;
+  int shapes_run = 0, bounded_shapes_run = 0;
   for (int tiles_per_warp : {1, 2}) {
     for (int warps_n : {1, 2, 4, 8}) {
       for (int warps_k : {1, 2, 4, 8}) {
@@ -56,12 +56,14 @@ TEST(CudaDecodeLaunchShapes, EveryCompiledShapeMatchesTheReference) {
               }
             }
             ++shapes_run;
+            if (bounded) ++bounded_shapes_run;
           }
         }
       }
     }
   }
-  EXPECT_GE(shapes_run, 24) << "fewer compiled shapes than expected";
+  EXPECT_GE(shapes_run, 46) << "fewer compiled shapes than expected";
+  EXPECT_EQ(bounded_shapes_run, 8) << "the four register-bounded shapes at M = 25 and 32";
 }
 
 // M = 1 on 28672x8192 runs 896 CTAs of 1x4 warps with two weight tiles each; on the H200's 132 SMs
@@ -79,7 +81,7 @@ TEST(CudaDecodeLaunchShapes, OneTokenShapeOfTheLargestIssueWeightKeepsSevenCtasP
 }
 
 // The three-tile kernel (M = 17-24) exists for its occupancy: 126-127 registers, so two 8-warp CTAs
-// per SM where the four-tile kernel (138) holds one, and 4096-row weights keep their 1x8 grid in one
+// per SM where the unbounded four-tile kernel (138) holds one, and 4096-row weights keep their 1x8 grid in one
 // wave (decode_tuning.hpp, activation_tiles). This guards the register count of the build.
 TEST(CudaDecodeLaunchShapes, ThreeActivationTilesKeepTwoEightWarpCtasPerSm) {
   const auto gpu = first_gpu();

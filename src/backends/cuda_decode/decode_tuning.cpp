@@ -260,7 +260,7 @@ WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, in
     shape = paired;
   }
   if (shape.warpgroups == 2 && shape.splits == 1 && chunks >= kWgmmaIdleSplitMinChunks &&
-      double(ctas) < kWgmmaMinSmFill * multiprocessors) {
+      double(wgmma_grid_ctas(shape, n)) < kWgmmaIdleSplitMaxSmFill * multiprocessors) {
     shape.splits = 2;  // kWgmmaIdleSplitMinChunks
   }
   return shape;

@@ -11,8 +11,9 @@ inline constexpr int kMaxActivationRows = 64;
 
 // The activation tiles of 8 rows the mma.sync kernel runs for M rows: 1, 2, 3 or 4 as needed, 8
 // above 32 rows (a 5-7 tile kernel was never measured; M > 32 runs wgmma on SM 9.0 mostly). Three
-// tiles exist because M = 17-24 on four cost nearly what M = 32 costs: the four-tile kernel holds
-// 138 registers (12 warps per SM at most), the three-tile one 126-127 (16, as two tiles).
+// tiles exist because M = 17-24 on four cost nearly what M = 32 costs: the unbounded four-tile
+// kernel holds 138 registers (12 warps per SM at most), the three-tile one 126-127 (16, as two
+// tiles); the four-tile kernel's register-bounded form (kRegisterBoundedWarpsPerSm) 128 with spills.
 constexpr int activation_tiles(std::int64_t m) {
   const std::int64_t tiles = (m + 7) / 8;
   return tiles <= 1 ? 1 : tiles <= 4 ? int(tiles) : 8;
@@ -244,8 +245,10 @@ constexpr bool grid_fills_gpu(std::int64_t ctas, int resident_ctas_per_sm, int m
 //   63.0 vs 101.8, 8448x8192, 16384x2048 12.7 vs 18.7; 106-120 CTAs: 6912x4096 13.8 vs 15.8 (call
 //   9), 7168x8192 22.2 vs 28.6, 7680x8192, 14336x4096 20.7 vs 33.1 (call 1); more than 132:
 //   28672x8192 57.3 vs 87.8. Lost where a quarter of the SMs or more sit idle: 96 CTAs, 6144x8192
-//   21.9 vs 18.5 and 12288x4096 20.6 vs 19.3; 80 CTAs, 10240x8192 36.4 vs 35.9; and where CTAs
-//   hold one warpgroup (4096x12288 24.8 vs 20.8). At 1024 columns it lost too (16384x1024 10.9 vs
+//   21.9 vs 18.5 and 12288x4096 20.6 vs 19.3; 80 CTAs, 10240x8192 36.4 vs 35.9 (where K >= 8192
+//   such grids now split K in two, kWgmmaIdleSplitMinChunks, and then fill the SMs: 10240x8192
+//   and 12288x8192 M = 32 on wgmma 32.7 and 32.8 us against mma.sync's 36.5 and 35.7, a tie at
+//   M = 25; 2026-12-01-h200-s17.md, call 2); and where CTAs hold one warpgroup (4096x12288 24.8 vs 20.8). At 1024 columns it lost too (16384x1024 10.9 vs
 //   10.5 at M = 17, 2026-12-01-h200-s14.md call 5).
 // - M = 17-24 (three activation tiles, 126-127 registers against the four-tile kernel's 138): the
 //   three-tile kernel beat wgmma on every weight both ran on (call 9, M = 17/24): 6912x4096 10.2/11.1
@@ -253,11 +256,12 @@ constexpr bool grid_fills_gpu(std::int64_t ctas, int resident_ctas_per_sm, int m
 //   13312x8192 31.4/35.8 vs 36.3/36.4; and on the tall weights up to 20480 rows (2026-12-01-h200-s17.md,
 //   call 1, M = 17/24): 14336x2048 10.6/11.6 vs 12.6/12.6, 14336x4096 17.8/19.8 vs 20.5/20.6,
 //   14336x8192 31.8/36.2 vs 36.6/36.8, 16384x2048, 16384x4096 17.0/19.1 vs 20.7/20.7, 20480x4096
-//   28.5 vs 30.9 at M = 17 (at M = 24 wgmma by 4%: 31.0 vs 32.4). wgmma won only on 28672x8192, by
-//   7-19% (57.5 vs 61.9 at M = 17, 57.4 vs 70.9 at M = 24). So M = 17-24 keep mma.sync but from
-//   kWgmmaTallMinN rows (halfway between 20480 and 28672; nothing between them was measured) with
-//   K >= kWgmmaTallMinK (28672x4096 was not measured either). At M <= 16 mma.sync won everywhere
-//   (8192x8192 12.0 vs 21.8).
+//   28.5 vs 30.9 at M = 17 (at M = 24 wgmma by 4%: 31.0 vs 32.4), 24576x8192 48.0/54.0 vs 57.5/57.7
+//   (call 4). wgmma won on every weight of 28672 rows: 28672x8192 by 7-19% (57.5 vs 61.9 at M = 17,
+//   57.4 vs 70.9 at M = 24), 28672x4096 31.1/31.3 vs 32.5/37.0, 28672x2048 18.0/18.0 vs 18.7/20.9
+//   (call 4); on 24576x4096 at M = 20-24 only (31.1 vs 34.9 at 24). So M = 17-24 keep mma.sync but
+//   from kWgmmaTallMinN rows with K >= kWgmmaTallMinK (misses: 24576x4096 M = 20-24 by 3-11%,
+//   20480x4096 M = 24 by 4%). At M <= 16 mma.sync won everywhere (8192x8192 12.0 vs 21.8).
 inline constexpr int kWgmmaMinM = 33;
 inline constexpr std::int64_t kWgmmaMinN = 8192;
 inline constexpr std::int64_t kWgmmaMinElements = std::int64_t(1) << 24;
@@ -265,8 +269,8 @@ inline constexpr int kWgmmaFilledMinM = 25;
 inline constexpr std::int64_t kWgmmaFilledMinK = 2048;
 inline constexpr double kWgmmaMinSmFill = 0.8;
 inline constexpr int kWgmmaTallMinM = 17;
-inline constexpr std::int64_t kWgmmaTallMinN = 24576;
-inline constexpr std::int64_t kWgmmaTallMinK = 4096;
+inline constexpr std::int64_t kWgmmaTallMinN = 28672;
+inline constexpr std::int64_t kWgmmaTallMinK = 2048;
 
 // Pipeline stages per CTA: each holds one chunk's weight codes and scales for the CTA's rows and
 // the chunk's activations, filled by bulk copies (bytes in flight cost no registers). Measured at
@@ -317,13 +321,16 @@ inline constexpr int kWgmmaCtasPerSm = 1;
 // its bank conflicts: 64 and 96 chunks too (6144x4096 17.6/17.7 -> 15.6/15.7, 8192x4096
 // 17.7/17.9 -> 15.7/16.0, 6144x6144 24.1/24.3 -> 20.3/20.5); fewer chunks were not measured.
 inline constexpr int kWgmmaPairedSplitMinChunks = 64;
-// Where unsplit 128-row CTAs would leave more than a fifth of the SMs idle (fewer CTAs than
-// kWgmmaMinSmFill x SMs) and K holds at least kWgmmaIdleSplitMinChunks chunks, K is split in two
-// although the doubled grid no longer fits one CTA per SM: the idle SMs then take the extra CTAs.
-// H200, M = 33/48/64, same run (bench/results/2026-12-01-h200-s17.md, call 1): 10240x8192 (80 CTAs)
-// 42.2/42.4/42.7 -> 40.0/40.1/40.5 us, 12288x8192 (96) 42.3/42.5/42.7 -> 40.2/40.3/40.6. Half as
-// many chunks lost: 12288x4096 M = 64 28.8 against 23.9 (2026-12-01-h200-s15.md, call 4).
+// Where unsplit 128-row CTAs would leave SMs idle (fewer CTAs than kWgmmaIdleSplitMaxSmFill x SMs)
+// and K holds at least kWgmmaIdleSplitMinChunks chunks, K is split in two although the doubled grid
+// no longer fits one CTA per SM: the idle SMs then take the extra CTAs. H200, M = 33/48/64, same
+// run (bench/results/2026-12-01-h200-s17.md, calls 1 and 4): 10240x8192 (80 CTAs) 42.2/42.4/42.7
+// -> 40.0/40.1/40.5 us, 12288x8192 (96) 42.3/42.5/42.7 -> 40.2/40.3/40.6, 13312x8192 (104) and
+// 14336x8192 (112, 85% of the SMs) 42.4/42.7 -> 40.3/40.9 at M = 33/64. 128 CTAs and more were not
+// measured (the bound lies between 112 and 128 of 132). Half as many chunks lost: 12288x4096
+// M = 64 28.8 against 23.9 (2026-12-01-h200-s15.md, call 4).
 inline constexpr int kWgmmaIdleSplitMinChunks = 128;
+inline constexpr double kWgmmaIdleSplitMaxSmFill = 0.9;
 
 // A CTA is `warpgroups` consumer warpgroups (64 weight rows each) plus two producer warps, over
 // `tokens` (16, 32 or 64) activation rows; a cluster is `multicast` CTAs along N sharing the

@@ -73,7 +73,10 @@ void describe_mma(const GemmProblem& problem, const DeviceInfo& device, const Re
     text << " [FP4GEMM_DECODE_SHAPE]";
   } else if (wave_fitted) {
     char waves[32];
-    std::snprintf(waves, sizeof waves, "%.2f", grid_waves(grid_ctas(rule, problem.n), resident_ctas_per_sm(rule), device.multiprocessors));
+    LaunchShape rule_form = rule;  // the size rule's shape in the form (bounded or not) the grid was fitted in
+    rule_form.register_bounded = shape.register_bounded;
+    std::snprintf(waves, sizeof waves, "%.2f",
+                  grid_waves(grid_ctas(rule_form, problem.n), resident_ctas_per_sm(rule_form), device.multiprocessors));
     text << "; not the size rule's " << shape_name(rule) << ", whose grid of " << grid_ctas(rule, problem.n) << " CTAs would take "
          << waves << " waves of the GPU's resident slots; this grid fits one";
   } else {
