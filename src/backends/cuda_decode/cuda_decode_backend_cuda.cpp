@@ -152,7 +152,7 @@ std::string resident_grid(const GemmProblem& problem, const DeviceInfo& device) 
     cuda::DeviceGuard guard(device.index);
     const cuda_decode::ResidentShape shape =
         cuda_decode::choose_resident_shape(problem.m, problem.k, cuda_decode::kSm90SharedBytesPerBlock);
-    int clusters = cuda_decode::resident_active_clusters(shape, int((problem.k + cuda_decode::kChunkK - 1) / cuda_decode::kChunkK));
+    int clusters = cuda_decode::resident_active_clusters(shape, int(cuda_decode::chunks_covering(problem.k)));
     if (clusters < 1) return "; no cluster of this shape fits this GPU";
     const bool forced = cuda_decode::resident_clusters_override(clusters);
     const std::int64_t row_blocks = cuda_decode::ResidentLayout::row_blocks(problem.n);

@@ -57,7 +57,7 @@ DecodeLayout make_decode_layout(const Nvfp4View& weight) {
   layout.cols = weight.cols;
   layout.row_tiles = (weight.rows + kTileRows - 1) / kTileRows;
   layout.row_blocks = (layout.row_tiles + kTilesPerBlock - 1) / kTilesPerBlock;
-  layout.chunks = (weight.cols + kChunkK - 1) / kChunkK;
+  layout.chunks = chunks_covering(weight.cols);
   layout.records.assign(static_cast<std::size_t>(layout.row_blocks * layout.chunks * kRecordBytes), 0);
   const std::int64_t blocks = weight.cols / 16;
   const std::int64_t row_bytes = weight.cols / 2;

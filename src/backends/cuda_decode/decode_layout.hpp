@@ -41,6 +41,9 @@ inline constexpr int kTileScaleBytes = 32 * 2;  // one tile's scales of one chun
 inline constexpr int kRecordCodeBytes = kTilesPerBlock * kTileCodeBytes;
 inline constexpr int kRecordBytes = kRecordCodeBytes + kTilesPerBlock * kTileScaleBytes;
 
+// Chunks of kChunkK columns covering K (the last one zero-padded).
+constexpr std::int64_t chunks_covering(std::int64_t k) { return (k + kChunkK - 1) / kChunkK; }
+
 // Byte offsets of lane `lane`'s codes and scales of row tile `tile`, chunk `chunk`.
 constexpr std::int64_t record_offset(std::int64_t tile, std::int64_t chunk, std::int64_t chunks) {
   return ((tile / kTilesPerBlock) * chunks + chunk) * kRecordBytes;

@@ -44,7 +44,7 @@ LaunchShape rule_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multi
   // the fastest forced shape on 10 of 11 weights, 2026-12-01-h200-s16.md call 7). A 4 x 1 CTA
   // (no K split) was never fastest, so K is always split at least kMinWarpsK ways.
   const std::int64_t row_tiles = (n + kTileRows - 1) / kTileRows;
-  const std::int64_t chunks = (k + kChunkK - 1) / kChunkK;
+  const std::int64_t chunks = chunks_covering(k);
   const std::int64_t min_grid_warps = std::int64_t(min_grid_warps_per_sm(shape.m_tiles)) * multiprocessors;
   // The K split for warps that each own `row_units` row positions.
   const auto split_for = [&](std::int64_t row_units) {
@@ -131,7 +131,7 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
   const LaunchShape bounded = fit_to_one_wave(bounded_rule, n, multiprocessors, resident_ctas_per_sm);
   const double warps = resident_warps_per_sm(fitted, n, multiprocessors, resident_ctas_per_sm);
   const double bounded_warps = resident_warps_per_sm(bounded, n, multiprocessors, resident_ctas_per_sm);
-  const std::int64_t chunks = (k + kChunkK - 1) / kChunkK;
+  const std::int64_t chunks = chunks_covering(k);
   const bool long_enough = chunks >= std::int64_t(kMinRegisterBoundedChunksPerWarp) * bounded.warps_k;
   return warps > 0.0 && bounded_warps > kMinRegisterBoundedWarpGain * warps && long_enough ? bounded : fitted;
 }
@@ -215,7 +215,7 @@ DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k
 
 ResidentShape choose_resident_shape(std::int64_t m, std::int64_t k, std::int64_t shared_bytes) {
   ResidentShape shape{m <= 32 ? 32 : 64, 0};
-  const std::int64_t chunks = (k + kChunkK - 1) / kChunkK;
+  const std::int64_t chunks = chunks_covering(k);
   const int capacity = ResidentLayout{shape.tokens}.slice_capacity(shared_bytes);
   const auto fits = [&](int splits) { return (chunks + splits - 1) / splits <= capacity; };
   if (const char* text = tuning_knob("FP4GEMM_RESIDENT_SPLITS")) {
@@ -246,7 +246,7 @@ WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, in
   const std::int64_t half_blocks = (n + 63) / 64;
   shape.warpgroups = half_blocks <= std::int64_t(kWgmmaCtasPerSm) * multiprocessors ? 1 : 2;
   const std::int64_t ctas = (n + 64 * shape.warpgroups - 1) / (64 * shape.warpgroups);
-  const std::int64_t chunks = (k + kChunkK - 1) / kChunkK;
+  const std::int64_t chunks = chunks_covering(k);
   shape.multicast = kWgmmaMulticast;
   shape.splits = 1;
   while (shape.multicast * shape.splits * 2 <= kMaxWgmmaCluster && ctas * shape.splits * 2 <= multiprocessors &&

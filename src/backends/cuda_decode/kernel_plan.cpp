@@ -114,7 +114,7 @@ void describe_wgmma(const GemmProblem& problem, const DeviceInfo& device, std::o
 
 void describe_resident(const GemmProblem& problem, std::ostringstream& text) {
   const ResidentShape shape = choose_resident_shape(problem.m, problem.k, kSm90SharedBytesPerBlock);
-  const std::int64_t chunks = (problem.k + kChunkK - 1) / kChunkK;
+  const std::int64_t chunks = chunks_covering(problem.k);
   const std::int64_t slice = (chunks + shape.splits - 1) / shape.splits;
   const std::int64_t row_blocks = ResidentLayout::row_blocks(problem.n);
   text << "activations packed for " << shape.tokens << " tokens, then a persistent grid of clusters of "
