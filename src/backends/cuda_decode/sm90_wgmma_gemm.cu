@@ -13,6 +13,11 @@
 //   fragments; its warpgroup (64 rows) then runs four wgmma.m64nTk16 with A from registers and B
 //   (T = kTokens activation rows) from the stage. While they run it decodes the next chunk; it
 //   releases a stage once the wgmmas that read it have retired.
+//   Why A from registers and the decode on the MMA warps: decode warps that wrote BF16 weights to
+//   shared memory for wgmmas with both operands there (warp-specialized) ran 1.3-4x slower on every
+//   shape at M = 32 and 64 (H200, 28672x8192 M = 64 98 against 72 us): at M = 64 writing and
+//   reading the BF16 weights alone takes the SM's whole shared-memory bandwidth at the tensor pipe's
+//   rate (bench/results/2026-12-01-h200-s18.md, call 1; the kernel in raw/2026-12-01-h200-s18/).
 // - A cluster is `multicast` x `splits` CTAs. The `multicast` CTAs of a row (neighbouring row
 //   blocks, the same K range) share each activation chunk: each copies a slice of it into all of
 //   them (bulk copy with multicast), and a stage is reused only when every CTA of the group has
