@@ -526,7 +526,14 @@ TEST(CudaDecodeTuning, TheShapeKnobTakesTilesPerWarpOptionally) {
   EXPECT_EQ(shape.warps_k, 8);
   EXPECT_EQ(shape.tiles_per_warp, 2);
   EXPECT_FALSE(shape.register_bounded);
-  setenv("FP4GEMM_DECODE_SHAPE", "1:8:1:1", 1);  // the register-bounded four-tile kernel
+  setenv("FP4GEMM_DECODE_SHAPE", "1:8:1:1", 1);  // the register-bounded kernel: four activation tiles only
+  EXPECT_THROW(shape_override(shape), Error);
+  try {
+    shape_override(shape);
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("M = 25-32"), std::string::npos) << error.what();
+  }
+  shape.m_tiles = 4;
   EXPECT_TRUE(shape_override(shape));
   EXPECT_EQ(shape.tiles_per_warp, 1);
   EXPECT_TRUE(shape.register_bounded);

@@ -157,6 +157,11 @@ bool shape_override(LaunchShape& shape) {
                               "(warps_n:warps_k[:tiles_per_warp[:bounded 0 or 1]]), not '") +
                   text + "'");
   }
+  if (bounded == 1 && shape.m_tiles != 4) {
+    throw_invalid(std::string("FP4GEMM_DECODE_SHAPE '") + text +
+                  "' asks for the register-bounded kernel, which exists for four activation tiles only (M = 25-32); M needs " +
+                  std::to_string(shape.m_tiles) + (shape.m_tiles == 1 ? " tile" : " tiles"));
+  }
   shape.warps_n = warps_n;
   shape.warps_k = warps_k;
   shape.tiles_per_warp = tiles_per_warp;

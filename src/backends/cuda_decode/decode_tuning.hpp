@@ -196,7 +196,8 @@ const char* tuning_knob(const char* name);
 
 // Tuning knob for measurements only: FP4GEMM_DECODE_SHAPE="warps_n:warps_k[:tiles_per_warp[:bounded]]"
 // overrides the CTA shape (m_tiles still follows M; bounded 1 takes the register-bounded form, 0 or
-// absent the unbounded one). Returns false when unset; throws on a malformed value.
+// absent the unbounded one). Returns false when unset; throws on a malformed value, and on bounded 1
+// where `shape.m_tiles` is not 4 (the only register-bounded kernel).
 bool shape_override(LaunchShape& shape);
 
 // Programmatic dependent launch (PDL, programmatic_launch.cuh): a call's kernel is scheduled while
