@@ -125,7 +125,7 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
   const LaunchShape shape = rule_shape(m, n, k, multiprocessors, programmatic);
   if (!resident_ctas_per_sm) return shape;
   const LaunchShape fitted = fit_to_one_wave(shape, n, multiprocessors, resident_ctas_per_sm);
-  if (shape.m_tiles != 4) return fitted;
+  if (shape.m_tiles != kRegisterBoundedMTiles) return fitted;
   LaunchShape bounded_rule = shape;
   bounded_rule.register_bounded = true;
   const LaunchShape bounded = fit_to_one_wave(bounded_rule, n, multiprocessors, resident_ctas_per_sm);
@@ -157,7 +157,7 @@ bool shape_override(LaunchShape& shape) {
                               "(warps_n:warps_k[:tiles_per_warp[:bounded 0 or 1]]), not '") +
                   text + "'");
   }
-  if (bounded == 1 && shape.m_tiles != 4) {
+  if (bounded == 1 && shape.m_tiles != kRegisterBoundedMTiles) {
     throw_invalid(std::string("FP4GEMM_DECODE_SHAPE '") + text +
                   "' asks for the register-bounded kernel, which exists for four activation tiles only (M = 25-32); M needs " +
                   std::to_string(shape.m_tiles) + (shape.m_tiles == 1 ? " tile" : " tiles"));
@@ -212,8 +212,7 @@ DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k
     throw_invalid("FP4GEMM_DECODE_KERNEL must be 'mma', 'wgmma' or 'resident', not '" + kernel + "'");
   }
   const bool large = m >= kWgmmaMinM && (n >= kWgmmaMinN || n * k >= kWgmmaMinElements);
-  const bool filled =
-      m >= kWgmmaFilledMinM && m < kWgmmaMinM && k >= kWgmmaFilledMinK && wgmma_grid_fills_sms(m, n, k, multiprocessors);
+  const bool filled = in_wgmma_filled_band(m, k) && wgmma_grid_fills_sms(m, n, k, multiprocessors);
   const bool tall = m >= kWgmmaTallMinM && m < kWgmmaFilledMinM && n >= kWgmmaTallMinN && k >= kWgmmaTallMinK;
   return large || filled || tall ? DecodeKernel::wgmma : DecodeKernel::mma;
 }

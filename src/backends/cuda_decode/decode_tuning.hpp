@@ -56,6 +56,7 @@ constexpr bool prefetch_activations(int m_tiles) { return m_tiles >= 2 && m_tile
 // (2026-12-01-h200-s17.md, call 2). So the bounded form is taken where its grid keeps more than
 // kMinRegisterBoundedWarpGain times the warps per SM and its warps stream at least
 // kMinRegisterBoundedChunksPerWarp chunks each (choose_launch_shape, with the occupancy).
+inline constexpr int kRegisterBoundedMTiles = 4;  // the activation tiles that have a register-bounded kernel
 inline constexpr int kRegisterBoundedWarpsPerSm = 16;
 inline constexpr double kMinRegisterBoundedWarpGain = 1.1;
 inline constexpr int kMinRegisterBoundedChunksPerWarp = 8;
@@ -358,6 +359,12 @@ DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k
 // Whether the wgmma grid of the problem has two consumer warpgroups per CTA on at least
 // kWgmmaMinSmFill of the `multiprocessors` SMs (the M = 25-32 rule of choose_decode_kernel).
 bool wgmma_grid_fills_sms(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
+
+// Whether M and K lie in the band of that M = 25-32 rule (kWgmmaFilledMinM <= M < kWgmmaMinM,
+// K >= kWgmmaFilledMinK), where the grid's fill then decides.
+constexpr bool in_wgmma_filled_band(std::int64_t m, std::int64_t k) {
+  return m >= kWgmmaFilledMinM && m < kWgmmaMinM && k >= kWgmmaFilledMinK;
+}
 
 WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
 

@@ -31,7 +31,7 @@ std::string kernel_reason(DecodeKernel kernel, const GemmProblem& problem, const
                            std::to_string(kWgmmaTallMinM) + " when N >= " + std::to_string(kWgmmaTallMinN) + " and K >= " +
                            std::to_string(kWgmmaTallMinK);
   std::string here;
-  if (problem.m >= kWgmmaFilledMinM && problem.m < kWgmmaMinM && problem.k >= kWgmmaFilledMinK && device.multiprocessors > 0) {
+  if (in_wgmma_filled_band(problem.m, problem.k) && device.multiprocessors > 0) {
     const WgmmaShape shape = choose_wgmma_shape(problem.m, problem.n, problem.k, device.multiprocessors);
     here = " (here " + plural(wgmma_grid_ctas(shape, problem.n), "CTA", "CTAs") + " of " +
            plural(shape.warpgroups, "warpgroup", "warpgroups") + " on " + std::to_string(device.multiprocessors) + " SMs)";

@@ -72,7 +72,7 @@ template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp, bool kBounde
 __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK,
                                   min_resident_warps(kMTiles, kWarpsN * kWarpsK, kTilesPerWarp, kBounded) / (kWarpsN * kWarpsK))
     decode_gemm_kernel(const DecodeGemmArgs args) {
-  static_assert(!kBounded || kMTiles == 4, "only the four-tile kernel has a register-bounded form");
+  static_assert(!kBounded || kMTiles == kRegisterBoundedMTiles, "only the four-tile kernel has a register-bounded form");
   constexpr int kThreads = 32 * kWarpsN * kWarpsK;
   constexpr int kCtaRows = kTileRows * kTilesPerWarp * kWarpsN;
   constexpr int kCols = kMTiles * 8;
@@ -270,8 +270,9 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK,
     // Each thread sums all its outputs' partials before storing any: the loads are then
     // independent of one another instead of a chain through every output. H200
     // (bench/results/2026-12-01-h200-s15.md, call 4): 1-4% at M = 24-32, ~1% at M = 9-16, of the
-    // 0.4-0.9 us a call the whole epilogue costs at M = 16 on 12288x4096 and 28672x8192. Output `index` is column index / kCtaRows, row
-    // index % kCtaRows, so the first kCtaRows x M are the ones to store.
+    // 0.4-0.9 us a call the whole epilogue costs at M = 16 on 12288x4096 and 28672x8192. Output
+    // `index` is column index / kCtaRows, row index % kCtaRows, so the first kCtaRows x M are the
+    // ones to store.
     const int outputs = kCtaRows * min(args.m, kCols);
     float sums[kOutputsPerThread];
 #pragma unroll
