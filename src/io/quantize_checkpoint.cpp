@@ -22,7 +22,8 @@ bool is_weight_name(const std::string& name) {
 }
 
 // Why `entry` stays as it is, or "" when it is quantized.
-std::string reason_to_copy(const SafetensorsFile& input, const TensorEntry& entry, const QuantConfig& excludes) {
+std::string reason_to_copy(const SafetensorsFile& input, const TensorEntry& entry, const QuantConfig& excludes,
+                           const std::set<std::string>& sibling_tensors) {
   if (!is_weight_name(entry.name)) return "not named *.weight";
   if (entry.shape.size() != 2) return "not 2-D (" + entry.shape_string() + ")";
   if (!is_floating_point(entry.dtype)) return std::string("dtype ") + to_string(entry.dtype) + " is not F32/BF16/F16";
@@ -31,7 +32,8 @@ std::string reason_to_copy(const SafetensorsFile& input, const TensorEntry& entr
   const std::string module = module_of(entry.name);
   if (excludes.excludes(module)) return "excluded by pattern";
   for (const char* suffix : {".weight_scale", ".weight_scale_2", ".input_scale"})
-    if (input.header().find(module + suffix) != nullptr) return std::string("already has ") + module + suffix;
+    if (input.header().find(module + suffix) != nullptr || sibling_tensors.count(module + suffix) != 0)
+      return std::string("already has ") + module + suffix;
   return "";
 }
 
@@ -39,7 +41,9 @@ std::vector<std::uint8_t> scalar_bytes(float value) {
   return float_to_bytes({value}, TensorDType::f32);
 }
 
-std::string make_hf_quant_config(const std::vector<std::string>& excluded_modules) {
+}  // namespace
+
+std::string hf_quant_config_json(const std::vector<std::string>& excluded_modules) {
   nlohmann::ordered_json config;
   config["producer"] = {{"name", "fp4gemm"}, {"version", "0.1.0"}};
   config["quantization"] = {{"quant_algo", "NVFP4"},
@@ -48,8 +52,6 @@ std::string make_hf_quant_config(const std::vector<std::string>& excluded_module
                             {"exclude_modules", excluded_modules}};
   return config.dump(4) + "\n";
 }
-
-}  // namespace
 
 QuantizeResult quantize_checkpoint(const SafetensorsFile& input, const QuantizeOptions& options, SafetensorsWriter& out) {
   QuantConfig excludes;
@@ -64,7 +66,7 @@ QuantizeResult quantize_checkpoint(const SafetensorsFile& input, const QuantizeO
 
   for (const TensorEntry* entry : entries) {
     const TensorView tensor = input.view(*entry);
-    QuantizeDecision decision{entry->name, false, reason_to_copy(input, *entry, excludes)};
+    QuantizeDecision decision{entry->name, false, reason_to_copy(input, *entry, excludes, options.sibling_tensors)};
     if (!decision.reason.empty()) {
       // A linear weight left in high precision must be listed so loaders do not expect scales.
       if (is_weight_name(entry->name) && entry->shape.size() == 2 && is_floating_point(entry->dtype))
@@ -96,7 +98,7 @@ QuantizeResult quantize_checkpoint(const SafetensorsFile& input, const QuantizeO
   out.set_metadata("format", "pt");
   for (const auto& [key, value] : input.header().metadata) out.set_metadata(key, value);
   result.excluded_modules.assign(excluded_modules.begin(), excluded_modules.end());
-  result.hf_quant_config_json = make_hf_quant_config(result.excluded_modules);
+  result.hf_quant_config_json = hf_quant_config_json(result.excluded_modules);
   return result;
 }
 

@@ -122,6 +122,32 @@ assert a != b, "identical: the activation was not quantized"
 assert error < 0.2 * norm, (error, norm)
 PY
 
+# quantize of a sharded checkpoint directory: shards keep their names, the output opens through its
+# new index with the same six NVFP4 layers, config.json travels with it, and a directory that
+# already holds shards is refused.
+python3 - "$work" <<'PY' || fail "could not write the sharded test checkpoint"
+import json, os, sys
+from safetensors_stdlib import load, save
+work = sys.argv[1]
+tensors, _ = load(work + "/in.safetensors")
+names = sorted(tensors)
+os.makedirs(work + "/sharded", exist_ok=True)
+shards = {"model-00001-of-00002.safetensors": names[:4], "model-00002-of-00002.safetensors": names[4:]}
+for shard, members in shards.items():
+    save(work + "/sharded/" + shard, {name: tensors[name] for name in members}, {"format": "pt"})
+json.dump({"metadata": {}, "weight_map": {n: s for s, members in shards.items() for n in members}},
+          open(work + "/sharded/model.safetensors.index.json", "w"))
+open(work + "/sharded/config.json", "w").write('{"model_type": "llama"}\n')
+PY
+out=$("$cli" quantize --in "$work/sharded" --out "$work/sharded-nvfp4" --quiet 2>&1) || fail "quantize of a directory failed: $out"
+echo "$out" | grep -q "6 of 9 tensors quantized to NVFP4 in 2 shard(s)" || fail "directory quantize summary wrong: $out"
+for file in model-00001-of-00002.safetensors model-00002-of-00002.safetensors model.safetensors.index.json hf_quant_config.json config.json; do
+  [ -f "$work/sharded-nvfp4/$file" ] || fail "directory quantize wrote no $file"
+done
+"$cli" inspect "$work/sharded-nvfp4" --json >"$work/sharded.json" 2>&1 || fail "inspect of the quantized directory failed: $(cat "$work/sharded.json")"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['nvfp4_layers']['total'] == 6, r['nvfp4_layers']" "$work/sharded.json" \
+  || fail "the quantized directory does not hold the six NVFP4 layers"
+
 # Errors: one line, non-zero exit, naming the file and tensor.
 expect_error() {
   local needle=$1
@@ -142,6 +168,7 @@ expect_error "has no input_scale" gemm --checkpoint "$work/ckpt" --layer $layer 
 expect_error "needs [M, 32]" gemm --checkpoint "$work/ckpt" --layer model.layers.0.self_attn.o_proj --input "$work/x.safetensors" --output "$work/e.safetensors"
 expect_error "--output-dtype" gemm --checkpoint "$work/ckpt" --layer $layer --input "$work/x.safetensors" --output "$work/e.safetensors" --output-dtype f8
 expect_error "does not exist" inspect "$work/missing"
+expect_error "already holds model-00001-of-00002.safetensors" quantize --in "$work/sharded" --out "$work/sharded-nvfp4"
 python3 - "$work" $layer <<'PY'
 import sys
 from safetensors_stdlib import load, save

@@ -3,6 +3,7 @@
 // that a call fails with Error(io) whose message names what it should.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -33,6 +34,21 @@ class ScratchDirectory {
  private:
   std::filesystem::path path_;
 };
+
+// Normally distributed floats from a fixed seed, and their F32 bytes, for test tensors.
+inline std::vector<float> random_floats(std::size_t count, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> values(count);
+  for (float& value : values) value = normal(rng);
+  return values;
+}
+
+inline std::vector<std::uint8_t> as_f32_bytes(const std::vector<float>& values) {
+  std::vector<std::uint8_t> bytes(values.size() * 4);
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
 
 inline void write_bytes(const std::filesystem::path& path, const std::vector<std::uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

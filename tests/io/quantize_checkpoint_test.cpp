@@ -16,15 +16,9 @@
 namespace fp4gemm::io {
 namespace {
 
+using testing::as_f32_bytes;
+using testing::random_floats;
 using testing::ScratchDirectory;
-
-std::vector<float> random_floats(std::size_t count, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  std::vector<float> values(count);
-  for (float& value : values) value = normal(rng);
-  return values;
-}
 
 std::vector<std::uint8_t> as_bf16_bytes(const std::vector<float>& values) {
   std::vector<std::uint8_t> bytes(values.size() * 2);
@@ -32,12 +26,6 @@ std::vector<std::uint8_t> as_bf16_bytes(const std::vector<float>& values) {
     const std::uint16_t bits = float_to_bf16(values[i]);
     std::memcpy(bytes.data() + 2 * i, &bits, 2);
   }
-  return bytes;
-}
-
-std::vector<std::uint8_t> as_f32_bytes(const std::vector<float>& values) {
-  std::vector<std::uint8_t> bytes(values.size() * 4);
-  std::memcpy(bytes.data(), values.data(), bytes.size());
   return bytes;
 }
 

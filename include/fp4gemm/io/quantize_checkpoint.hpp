@@ -1,5 +1,6 @@
 #pragma once
 // BF16/FP16/FP32 checkpoint -> ModelOpt NVFP4 checkpoint, with fp4gemm::quantize_weight.
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ inline const std::vector<std::string> kDefaultExcludePatterns = {"*lm_head*", "*
 struct QuantizeOptions {
   std::vector<std::string> exclude_patterns;  // in addition to the defaults, when used
   bool use_default_excludes = true;
+  // Tensor names held by the checkpoint's other shards (or all of its names): a weight whose
+  // `.weight_scale` sits in another shard is quantized already and is copied.
+  std::set<std::string> sibling_tensors;
 };
 
 struct QuantizeDecision {
@@ -35,5 +39,9 @@ struct QuantizeResult {
 // `.weight_scale` F8_E4M3 [N, K/16] and `.weight_scale_2` F32 []. Everything else is copied as-is
 // (borrowed from the mapping: `input` must outlive out.write()).
 QuantizeResult quantize_checkpoint(const SafetensorsFile& input, const QuantizeOptions& options, SafetensorsWriter& out);
+
+// ModelOpt's hf_quant_config.json for an NVFP4 checkpoint that leaves `excluded_modules` in high
+// precision.
+std::string hf_quant_config_json(const std::vector<std::string>& excluded_modules);
 
 }  // namespace fp4gemm::io
