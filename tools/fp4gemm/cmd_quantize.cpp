@@ -28,12 +28,14 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
   if (!out) io::throw_io("cannot write '" + path.string() + "'; check the output directory");
 }
 
-void print_decisions(const std::vector<io::QuantizeDecision>& decisions, bool quiet, std::size_t& quantized) {
-  quantized = 0;
+// Prints what was done to each tensor and why (unless `quiet`); returns how many were quantized.
+std::size_t print_decisions(const std::vector<io::QuantizeDecision>& decisions, bool quiet) {
+  std::size_t quantized = 0;
   for (const io::QuantizeDecision& decision : decisions) {
     quantized += decision.quantized ? 1 : 0;
     if (!quiet) std::printf("%-9s %s: %s\n", decision.quantized ? "quantized" : "copied", decision.name.c_str(), decision.reason.c_str());
   }
+  return quantized;
 }
 
 io::QuantizeOptions library_options(const QuantizeCommandOptions& options) {
@@ -47,8 +49,7 @@ io::QuantizeOptions library_options(const QuantizeCommandOptions& options) {
 void run_quantize_directory(const QuantizeCommandOptions& options) {
   const io::Checkpoint input = io::Checkpoint::open(options.input);
   const io::QuantizeDirectoryResult result = io::quantize_checkpoint_directory(input, options.output, library_options(options));
-  std::size_t quantized = 0;
-  print_decisions(result.decisions, options.quiet, quantized);
+  const std::size_t quantized = print_decisions(result.decisions, options.quiet);
   for (const std::filesystem::path& skipped : result.skipped)
     std::printf("skipped   %s: not a shard of the checkpoint (the index does not name it)\n", skipped.string().c_str());
   std::printf("%zu of %zu tensors quantized to NVFP4 in %zu shard(s); wrote %s (%s%s, %zu other file(s) copied)\n", quantized,
@@ -73,8 +74,7 @@ void run_quantize(const QuantizeCommandOptions& options) {
   const std::filesystem::path config_path = (output.has_parent_path() ? output.parent_path() : ".") / "hf_quant_config.json";
   write_text(config_path, result.hf_quant_config_json);
 
-  std::size_t quantized = 0;
-  print_decisions(result.decisions, options.quiet, quantized);
+  const std::size_t quantized = print_decisions(result.decisions, options.quiet);
   std::printf("%zu of %zu tensors quantized to NVFP4; wrote %s and %s\n", quantized, result.decisions.size(),
               output.string().c_str(), config_path.string().c_str());
 }
