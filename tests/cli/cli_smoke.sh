@@ -5,7 +5,7 @@ cli=${FP4GEMM_CLI:?set FP4GEMM_CLI to the fp4gemm binary}
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-for command in "" info bench explain doctor inspect quantize gemm; do
+for command in "" info bench explain doctor inspect quantize gemm tune; do
   $cli $command --help >/dev/null 2>&1 || fail "'fp4gemm $command --help' exited non-zero"
 done
 

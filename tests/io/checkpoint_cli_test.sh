@@ -7,8 +7,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 data=$(cd "$here/../data" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "$0")/../cli/cli_test_helpers.sh"
 export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
 
 for command in inspect quantize gemm; do
@@ -149,16 +148,6 @@ python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['nvfp4_lay
   || fail "the quantized directory does not hold the six NVFP4 layers"
 
 # Errors: one line, non-zero exit, naming the file and tensor.
-expect_error() {
-  local needle=$1
-  shift
-  local output
-  output=$("$cli" "$@" 2>&1)
-  local status=$?
-  [ $status -ne 0 ] || fail "'fp4gemm $*' should fail"
-  [ "$(echo "$output" | wc -l)" -le 2 ] || fail "'fp4gemm $*' error is not one line: $output"
-  echo "$output" | grep -qF -- "$needle" || fail "'fp4gemm $*' error lacks '$needle': $output"
-}
 head -c 100 "$work/ckpt/model.safetensors" >"$work/truncated.safetensors"
 expect_error "truncated.safetensors" inspect "$work/truncated.safetensors"
 printf 'not a safetensors file at all' >"$work/garbage.safetensors"

@@ -9,10 +9,8 @@
 
 #include "bench/bench.hpp"
 #include "command.hpp"
+#include "problem_options.hpp"
 #include "type_options.hpp"
-#include "fp4gemm/dispatch/device_arguments.hpp"
-#include "fp4gemm/fp4gemm.hpp"
-#include "fp4gemm/runner.hpp"
 
 namespace fp4gemm::cli {
 namespace {
@@ -33,17 +31,6 @@ struct BenchOptions {
   bool json = false;
   bool no_peers = false;
 };
-
-std::vector<std::string> backends_for(const BenchOptions& options, const DeviceInfo& device) {
-  if (!options.backend.empty()) {
-    make_backend(options.backend);  // throws with the valid names when unknown
-    return {options.backend};
-  }
-  std::vector<std::string> names;
-  for (const auto& backend : make_all_backends())
-    if (backend->name() != "ref" && backend->check_device(device)) names.push_back(backend->name());
-  return names;
-}
 
 void print_table(const std::vector<bench::Result>& results, const bench::Ceilings& ceilings, const std::string& device) {
   std::printf("device: %s\n", device.c_str());
@@ -104,56 +91,6 @@ void print_json(const std::vector<bench::Result>& results, const bench::Ceilings
   }
 }
 
-struct WeightShape {
-  std::int64_t n = 0, k = 0;
-};
-
-void check_weight_shape(const WeightShape& shape, const std::string& source) {
-  if (shape.n < 1 || shape.k < 16) throw_invalid(source + ": N must be >= 1 and K >= 16");
-  if (shape.k % 16 != 0) throw_invalid(source + ": K = " + std::to_string(shape.k) + " is not a multiple of 16, the NVFP4 block size");
-  // The bench draws the weight as FP32 values on the host and quantizes it there: say so before
-  // an allocation fails.
-  const double host_bytes = double(shape.n) * double(shape.k) * (4.0 + 0.5625);
-  const double memory_bytes = double(probe_cpu().memory_bytes);
-  if (memory_bytes > 0 && host_bytes > memory_bytes) {
-    char message[160];
-    std::snprintf(message, sizeof message, ": a %lld x %lld weight needs %.0f GiB of host memory to make, this machine has %.0f GiB",
-                  (long long)shape.n, (long long)shape.k, host_bytes / (1 << 30), memory_bytes / (1 << 30));
-    throw_invalid(source + message);
-  }
-}
-
-// Decimal digits only (at most 15, so that std::stoll cannot overflow).
-bool all_digits(const std::string& part) {
-  return !part.empty() && part.size() <= 15 && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-// The items of comma-separated lists, in order; an empty item is an error.
-std::vector<std::string> list_items(const std::vector<std::string>& lists, const std::string& flag) {
-  std::vector<std::string> items;
-  for (const std::string& list : lists) {
-    std::size_t start = 0;
-    while (true) {
-      const std::size_t comma = list.find(',', start);
-      items.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-      if (items.back().empty()) throw_invalid(flag + ": an empty item in '" + list + "'");
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-  }
-  return items;
-}
-
-// "NxK", e.g. 12288x4096: decimal digits on both sides of one 'x', nothing else.
-WeightShape parse_weight_shape(const std::string& text) {
-  const auto not_a_shape = [&] { throw_invalid("--shapes: '" + text + "' is not NxK (e.g. 12288x4096)"); };
-  const std::size_t cross = text.find('x');
-  if (cross == std::string::npos || !all_digits(text.substr(0, cross)) || !all_digits(text.substr(cross + 1))) not_a_shape();
-  const WeightShape shape{std::stoll(text.substr(0, cross)), std::stoll(text.substr(cross + 1))};
-  check_weight_shape(shape, "--shapes " + text);
-  return shape;
-}
-
 void run_bench(const BenchOptions& options) {
   std::vector<WeightShape> shapes;
   if (options.shape_lists.empty()) {
@@ -161,45 +98,17 @@ void run_bench(const BenchOptions& options) {
     check_weight_shape(shapes.back(), "-n/-k");
   }
   for (const std::string& text : list_items(options.shape_lists, "--shapes")) shapes.push_back(parse_weight_shape(text));
-  std::vector<std::int64_t> ms;
-  for (const std::string& text : list_items(options.m_lists, "-m")) {
-    ms.push_back(all_digits(text) ? std::stoll(text) : 0);
-    if (ms.back() < 1) throw_invalid("-m: '" + text + "' is not a whole number >= 1");
-  }
+  const std::vector<std::int64_t> ms = parse_m_list(options.m_lists);
   const ActivationType activation = parse_activation(options.activation);
   const DType output = parse_output(options.output);
   std::vector<GemmProblem> problems;  // shape by shape (the GPU bench then makes each weight once)
   for (const WeightShape& shape : shapes)
     for (std::int64_t m : ms) problems.push_back({m, shape.n, shape.k, activation, output});
-
-  const auto gpus = probe_cuda_devices();
-  RunnerOptions device_choice;  // the same --device forms as explain and doctor
-  dispatch::apply_device_arguments(device_choice, options.device, 0, 0);
-  const bool use_gpu = device_choice.device == RunnerOptions::kFirstGpu ? !gpus.empty()
-                                                                        : device_choice.device != RunnerOptions::kCpuOnly;
-  bench::Ceilings ceilings;
-  std::vector<bench::Result> results;
-  std::string device_name;
-  if (use_gpu) {
-#ifdef FP4GEMM_WITH_CUDA
-    const int index = device_choice.device == RunnerOptions::kFirstGpu ? 0 : device_choice.device;
-    if (index < 0 || index >= int(gpus.size())) throw_invalid("no CUDA device " + std::to_string(index) + ": " + cuda_unavailable_reason());
-    device_name = gpus[std::size_t(index)].to_string();
-    ceilings = bench::measure_gpu_ceilings(index);
-    results = bench::bench_gpu(index, problems, backends_for(options, gpus[std::size_t(index)]), !options.no_peers);
-#else
-    throw_invalid("this build has no CUDA support; use --device cpu");
-#endif
-  } else {
-    const DeviceInfo cpu = probe_cpu();
-    device_name = cpu.to_string();
-    ceilings = bench::measure_cpu_ceilings();
-    results = bench::bench_cpu(problems, backends_for(options, cpu), !options.no_peers);
-  }
+  const BenchRun run = run_benchmark(options.device, problems, options.backend, options.no_peers);
   if (options.json) {
-    print_json(results, ceilings, device_name);
+    print_json(run.results, run.ceilings, run.device_name);
   } else {
-    print_table(results, ceilings, device_name);
+    print_table(run.results, run.ceilings, run.device_name);
   }
 }
 

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# `fp4gemm tune` end to end on the CPU: it writes a profile that the runner takes (explain reports
+# the hit), tunes the shapes of a checkpoint's NVFP4 layers, says per problem what won and what auto
+# picks, and refuses bad requests with one-line errors.
+set -uo pipefail
+cli=${FP4GEMM_CLI:?set FP4GEMM_CLI to the fp4gemm binary}
+data=$(cd "$(dirname "$0")/../data" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/../cli/cli_test_helpers.sh"
+
+out=$("$cli" tune --device cpu --shapes 64x128,128x64 -m 1,8 --out "$work/p.json" 2>&1) || fail "tune failed: $out"
+echo "$out" | grep -q "^ *8 *64 *128  cpu" || fail "tune does not report M = 8 on 64x128: $out"
+echo "$out" | grep -q "wrote $work/p.json: 2 entries for 2 shape(s) x 2 M" || fail "tune summary wrong: $out"
+python3 - "$work/p.json" <<'PY' || fail "the profile is not what tune should write"
+import json, sys
+profile = json.load(open(sys.argv[1]))
+assert profile["metadata"]["gpu"] == "cpu" and profile["metadata"]["cuda"] == "none", profile["metadata"]
+entries = {(e["n"], e["k"]): e for e in profile["entries"]}
+assert set(entries) == {(64, 128), (128, 64)}, entries
+assert all(e["m_max"] == 8 and e["backend"] == "cpu" and e["activation"] == "bf16" for e in entries.values()), entries
+PY
+explained=$("$cli" explain --device cpu -m 5 -n 64 -k 128 --profile "$work/p.json" 2>&1) || fail "explain with the profile failed: $explained"
+echo "$explained" | grep -q "profile:  hit" || fail "explain does not take the tuned profile: $explained"
+missed=$("$cli" explain --device cpu -m 9 -n 64 -k 128 --profile "$work/p.json" 2>&1)
+echo "$missed" | grep -q "profile:  miss" || fail "M past the tuned ones should miss the profile: $missed"
+
+# The shapes of a checkpoint's NVFP4 layers, one JSON line per problem, the summary on stderr.
+"$cli" quantize --in "$data/golden_input.safetensors" --out "$work/ckpt/model.safetensors" --quiet >/dev/null 2>&1 \
+  || fail "could not make the test checkpoint"
+"$cli" tune --device cpu --checkpoint "$work/ckpt" -m 2 --json --out "$work/c.json" >"$work/c.jsonl" 2>"$work/c.err" \
+  || fail "tune --checkpoint failed: $(cat "$work/c.err")"
+python3 - "$work/c.jsonl" "$work/c.json" <<'PY' || fail "tune --checkpoint --json is wrong"
+import json, sys
+lines = [json.loads(line) for line in open(sys.argv[1])]
+assert lines and all(line["m"] == 2 and line["tuned"] == "cpu" and line["tuned_us"] > 0 for line in lines), lines
+shapes = {(line["n"], line["k"]) for line in lines}
+profile = json.load(open(sys.argv[2]))
+assert {(e["n"], e["k"]) for e in profile["entries"]} == shapes, (profile, shapes)
+PY
+grep -q "^wrote" "$work/c.err" || fail "tune --json does not put its summary on stderr"
+
+expect_error "give --checkpoint or --shapes" tune --device cpu --out "$work/e.json"
+expect_error "is not a multiple of 16" tune --device cpu --shapes 64x100 --out "$work/e.json"
+expect_error "cannot write the tuned profile" tune --device cpu --shapes 64x128 -m 1 --out "$work/missing/dir/p.json"
+expect_error "holds no NVFP4 layer" tune --device cpu --checkpoint "$data/golden_input.safetensors" --out "$work/e.json"
+expect_error "--out is required" tune --device cpu --shapes 64x128
+
+if [ $failures -eq 0 ]; then echo "tune cli: all passed"; fi
+exit $failures

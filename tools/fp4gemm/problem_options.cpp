@@ -1,0 +1,107 @@
+#include "problem_options.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "fp4gemm/dispatch/device_arguments.hpp"
+#include "fp4gemm/fp4gemm.hpp"
+#include "fp4gemm/runner.hpp"
+
+namespace fp4gemm::cli {
+namespace {
+
+// Decimal digits only (at most 15, so that std::stoll cannot overflow).
+bool all_digits(const std::string& part) {
+  return !part.empty() && part.size() <= 15 && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::vector<std::string> backends_for(const std::string& backend, const DeviceInfo& device) {
+  if (!backend.empty()) {
+    make_backend(backend);  // throws with the valid names when unknown
+    return {backend};
+  }
+  std::vector<std::string> names;
+  for (const auto& candidate : make_all_backends())
+    if (candidate->name() != "ref" && candidate->check_device(device)) names.push_back(candidate->name());
+  return names;
+}
+
+}  // namespace
+
+void check_weight_shape(const WeightShape& shape, const std::string& source) {
+  if (shape.n < 1 || shape.k < 16) throw_invalid(source + ": N must be >= 1 and K >= 16");
+  if (shape.k % 16 != 0) throw_invalid(source + ": K = " + std::to_string(shape.k) + " is not a multiple of 16, the NVFP4 block size");
+  // The bench draws the weight as FP32 values on the host and quantizes it there: say so before
+  // an allocation fails.
+  const double host_bytes = double(shape.n) * double(shape.k) * (4.0 + 0.5625);
+  const double memory_bytes = double(probe_cpu().memory_bytes);
+  if (memory_bytes > 0 && host_bytes > memory_bytes) {
+    char message[160];
+    std::snprintf(message, sizeof message, ": a %lld x %lld weight needs %.0f GiB of host memory to make, this machine has %.0f GiB",
+                  (long long)shape.n, (long long)shape.k, host_bytes / (1 << 30), memory_bytes / (1 << 30));
+    throw_invalid(source + message);
+  }
+}
+
+std::vector<std::string> list_items(const std::vector<std::string>& lists, const std::string& flag) {
+  std::vector<std::string> items;
+  for (const std::string& list : lists) {
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t comma = list.find(',', start);
+      items.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (items.back().empty()) throw_invalid(flag + ": an empty item in '" + list + "'");
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return items;
+}
+
+WeightShape parse_weight_shape(const std::string& text) {
+  const auto not_a_shape = [&] { throw_invalid("--shapes: '" + text + "' is not NxK (e.g. 12288x4096)"); };
+  const std::size_t cross = text.find('x');
+  if (cross == std::string::npos || !all_digits(text.substr(0, cross)) || !all_digits(text.substr(cross + 1))) not_a_shape();
+  const WeightShape shape{std::stoll(text.substr(0, cross)), std::stoll(text.substr(cross + 1))};
+  check_weight_shape(shape, "--shapes " + text);
+  return shape;
+}
+
+std::vector<std::int64_t> parse_m_list(const std::vector<std::string>& lists) {
+  std::vector<std::int64_t> ms;
+  for (const std::string& text : list_items(lists, "-m")) {
+    ms.push_back(all_digits(text) ? std::stoll(text) : 0);
+    if (ms.back() < 1) throw_invalid("-m: '" + text + "' is not a whole number >= 1");
+  }
+  return ms;
+}
+
+BenchRun run_benchmark(const std::string& device_text, const std::vector<GemmProblem>& problems, const std::string& backend,
+                       bool no_peers) {
+  const auto gpus = probe_cuda_devices();
+  RunnerOptions device_choice;  // the same --device forms as explain and doctor
+  dispatch::apply_device_arguments(device_choice, device_text, 0, 0);
+  const bool use_gpu = device_choice.device == RunnerOptions::kFirstGpu ? !gpus.empty()
+                                                                        : device_choice.device != RunnerOptions::kCpuOnly;
+  BenchRun run;
+  if (use_gpu) {
+#ifdef FP4GEMM_WITH_CUDA
+    const int index = device_choice.device == RunnerOptions::kFirstGpu ? 0 : device_choice.device;
+    if (index < 0 || index >= int(gpus.size())) throw_invalid("no CUDA device " + std::to_string(index) + ": " + cuda_unavailable_reason());
+    run.device = gpus[std::size_t(index)];
+    run.device_name = run.device.to_string();
+    run.ceilings = bench::measure_gpu_ceilings(index);
+    run.results = bench::bench_gpu(index, problems, backends_for(backend, run.device), !no_peers);
+#else
+    throw_invalid("this build has no CUDA support; use --device cpu");
+#endif
+  } else {
+    run.device = probe_cpu();
+    run.device_name = run.device.to_string();
+    run.ceilings = bench::measure_cpu_ceilings();
+    run.results = bench::bench_cpu(problems, backends_for(backend, run.device), !no_peers);
+  }
+  return run;
+}
+
+}  // namespace fp4gemm::cli
