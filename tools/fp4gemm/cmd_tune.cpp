@@ -14,7 +14,6 @@
 #include "problem_options.hpp"
 #include "tune/tune.hpp"
 #include "type_options.hpp"
-#include "fp4gemm/dispatch/device_arguments.hpp"
 #include "fp4gemm/io/checkpoint.hpp"
 #include "fp4gemm/io/checkpoint_summary.hpp"
 #include "fp4gemm/io/modelopt.hpp"
@@ -63,13 +62,6 @@ std::vector<WeightShape> shapes_to_tune(const TuneOptions& options) {
   return shapes;
 }
 
-bool device_is_gpu(const std::string& device_text) {
-  RunnerOptions choice;
-  dispatch::apply_device_arguments(choice, device_text, 0, 0);
-  if (choice.device == RunnerOptions::kCpuOnly) return false;
-  return choice.device != RunnerOptions::kFirstGpu || !probe_cuda_devices().empty();
-}
-
 // What the runner's auto order picks for each problem on the benchmarked device (no profile, no
 // environment, no canary: the choice alone).
 std::map<std::string, std::string> auto_choices(const std::vector<tune::Choice>& choices, const DeviceInfo& device) {
@@ -99,7 +91,7 @@ void write_profile(const std::string& path, const dispatch::TunedProfile& profil
 
 void run_tune(const TuneOptions& options) {
   const std::vector<WeightShape> shapes = shapes_to_tune(options);
-  const bool gpu = device_is_gpu(options.device);
+  const bool gpu = resolves_to_gpu(options.device);
   const std::vector<std::int64_t> ms =
       parse_m_list(options.m_lists.empty() ? std::vector<std::string>{gpu ? kGpuDefaultMs : kCpuDefaultMs} : options.m_lists);
   const ActivationType activation = parse_activation(options.activation);

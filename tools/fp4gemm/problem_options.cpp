@@ -76,16 +76,21 @@ std::vector<std::int64_t> parse_m_list(const std::vector<std::string>& lists) {
   return ms;
 }
 
-BenchRun run_benchmark(const std::string& device_text, const std::vector<GemmProblem>& problems, const std::string& backend,
-                       bool no_peers) {
-  const auto gpus = probe_cuda_devices();
+bool resolves_to_gpu(const std::string& device_text) {
   RunnerOptions device_choice;  // the same --device forms as explain and doctor
   dispatch::apply_device_arguments(device_choice, device_text, 0, 0);
-  const bool use_gpu = device_choice.device == RunnerOptions::kFirstGpu ? !gpus.empty()
-                                                                        : device_choice.device != RunnerOptions::kCpuOnly;
+  if (device_choice.device == RunnerOptions::kFirstGpu) return !probe_cuda_devices().empty();
+  return device_choice.device != RunnerOptions::kCpuOnly;
+}
+
+BenchRun run_benchmark(const std::string& device_text, const std::vector<GemmProblem>& problems, const std::string& backend,
+                       bool no_peers) {
   BenchRun run;
-  if (use_gpu) {
+  if (resolves_to_gpu(device_text)) {
 #ifdef FP4GEMM_WITH_CUDA
+    RunnerOptions device_choice;
+    dispatch::apply_device_arguments(device_choice, device_text, 0, 0);
+    const auto gpus = probe_cuda_devices();
     const int index = device_choice.device == RunnerOptions::kFirstGpu ? 0 : device_choice.device;
     if (index < 0 || index >= int(gpus.size())) throw_invalid("no CUDA device " + std::to_string(index) + ": " + cuda_unavailable_reason());
     run.device = gpus[std::size_t(index)];

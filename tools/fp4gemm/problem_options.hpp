@@ -28,6 +28,9 @@ WeightShape parse_weight_shape(const std::string& text);
 // Whole numbers >= 1 from `-m` lists.
 std::vector<std::int64_t> parse_m_list(const std::vector<std::string>& lists);
 
+// Whether `device_text` (auto, cpu, I or cuda:I) means a GPU here: auto does when one is present.
+bool resolves_to_gpu(const std::string& device_text);
+
 // One benchmark run: the device it ran on, the ceilings measured there and every result.
 struct BenchRun {
   std::string device_name;
