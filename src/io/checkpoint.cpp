@@ -48,6 +48,13 @@ std::optional<std::string> read_small_text_file(const fs::path& path) {
   return text.str();
 }
 
+void write_text_file(const fs::path& path, const std::string& text, const std::string& what) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw_io("cannot write " + (what.empty() ? "" : what + " ") + "'" + path.string() + "'; check that its directory exists and is writable");
+}
+
 void Checkpoint::add_file(SafetensorsFile file) {
   const std::size_t index = files_.size();
   for (const TensorEntry& entry : file.tensors()) {

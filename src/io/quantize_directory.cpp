@@ -2,7 +2,6 @@
 // loader's other files alongside.
 #include "fp4gemm/io/quantize_directory.hpp"
 
-#include <fstream>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -16,13 +15,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kIndexName = "model.safetensors.index.json";
 constexpr const char* kQuantConfigName = "hf_quant_config.json";
-
-void write_text_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw_io("cannot write '" + path.string() + "'; check the output directory");
-}
 
 // The output directory, created; refused when it is the input's or already holds shards.
 void prepare_output(const fs::path& input_directory, const fs::path& output_directory) {
@@ -54,10 +46,12 @@ QuantizeDirectoryResult quantize_checkpoint_directory(const Checkpoint& input, c
   std::set<std::string> excluded;
   nlohmann::ordered_json weight_map = nlohmann::ordered_json::object();
   std::uint64_t total_bytes = 0;
+  std::set<fs::path> shard_names;
   for (const SafetensorsFile& shard : input.files()) {
     SafetensorsWriter writer;
     QuantizeResult quantized = quantize_checkpoint(shard, shard_options, writer);
     const fs::path shard_name = fs::path(shard.path()).filename();
+    shard_names.insert(shard_name);
     const fs::path written = output_directory / shard_name;
     writer.write(written.string());
     // The index names what was written, read back from the file itself.
@@ -84,8 +78,6 @@ QuantizeDirectoryResult quantize_checkpoint_directory(const Checkpoint& input, c
   result.hf_quant_config = output_directory / kQuantConfigName;
   write_text_file(result.hf_quant_config, hf_quant_config_json(result.excluded_modules));
 
-  std::set<fs::path> shard_names;
-  for (const SafetensorsFile& shard : input.files()) shard_names.insert(fs::path(shard.path()).filename());
   for (const auto& entry : fs::directory_iterator(input.directory())) {
     const fs::path name = entry.path().filename();
     if (!entry.is_regular_file() || shard_names.count(name) != 0) continue;

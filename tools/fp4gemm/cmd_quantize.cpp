@@ -3,7 +3,6 @@
 // not) -> an NVFP4 checkpoint directory. Says, per tensor, what it did and why.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include "command.hpp"
@@ -20,13 +19,6 @@ struct QuantizeCommandOptions {
   bool no_default_excludes = false;
   bool quiet = false;
 };
-
-void write_text(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) io::throw_io("cannot write '" + path.string() + "'; check the output directory");
-}
 
 // Prints what was done to each tensor and why (unless `quiet`); returns how many were quantized.
 std::size_t print_decisions(const std::vector<io::QuantizeDecision>& decisions, bool quiet) {
@@ -72,7 +64,7 @@ void run_quantize(const QuantizeCommandOptions& options) {
   if (error) io::throw_io("cannot create the output directory '" + output.parent_path().string() + "': " + error.message());
   writer.write(output.string());
   const std::filesystem::path config_path = (output.has_parent_path() ? output.parent_path() : ".") / "hf_quant_config.json";
-  write_text(config_path, result.hf_quant_config_json);
+  io::write_text_file(config_path, result.hf_quant_config_json);
 
   const std::size_t quantized = print_decisions(result.decisions, options.quiet);
   std::printf("%zu of %zu tensors quantized to NVFP4; wrote %s and %s\n", quantized, result.decisions.size(),

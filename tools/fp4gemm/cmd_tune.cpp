@@ -2,7 +2,6 @@
 // model's GEMM shapes over a range of M, write the tuned profile that makes the runner pick the
 // fastest, and say for each problem what won, by how much, and what `auto` would have picked.
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -82,13 +81,6 @@ double time_of(const std::vector<bench::Result>& results, const GemmProblem& pro
   return 0;
 }
 
-void write_profile(const std::string& path, const dispatch::TunedProfile& profile) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << profile.to_json() << "\n";
-  out.close();
-  if (!out) throw Error(ErrorCode::io, "cannot write the tuned profile '" + path + "'; check the directory");
-}
-
 void run_tune(const TuneOptions& options) {
   const std::vector<WeightShape> shapes = shapes_to_tune(options);
   const bool gpu = resolves_to_gpu(options.device);
@@ -104,7 +96,7 @@ void run_tune(const TuneOptions& options) {
   if (choices.empty()) throw Error(ErrorCode::unsupported, "no backend ran any of the problems on " + run.device_name);
   const std::map<std::string, std::string> auto_picks = auto_choices(choices, run.device);
   const dispatch::TunedProfile profile = tune::make_profile(choices, dispatch::metadata_for(run.device));
-  write_profile(options.out, profile);
+  io::write_text_file(options.out, profile.to_json() + "\n", "the tuned profile");
 
   int beats_auto = 0;
   double best_gain = 1.0;

@@ -40,4 +40,8 @@ class Checkpoint {
 // size bound; throws Error(io) naming it. Empty optional when the file does not exist.
 std::optional<std::string> read_small_text_file(const std::filesystem::path& path);
 
+// Writes `text` to `path` (replacing it); throws Error(io) naming `what` (e.g. "the tuned profile",
+// or empty) and the path.
+void write_text_file(const std::filesystem::path& path, const std::string& text, const std::string& what = "");
+
 }  // namespace fp4gemm::io
