@@ -69,6 +69,19 @@ TEST(CudaDecodeKernelPlan, AWgmmaGridThatFitsTheSmsRunsOneCtaPerSm) {
   EXPECT_FALSE(cuda_decode::wgmma_one_cta_per_sm(1, 0));  // the SM count unknown: the kernel's own occupancy
 }
 
+// A stream-K grid says how it shares the work, and runs one CTA per SM when it fits the SMs.
+TEST(CudaDecodeKernelPlan, AStreamKGridSaysHowItSharesTheWork) {
+  unsetenv("FP4GEMM_DECODE_KERNEL");
+  unsetenv("FP4GEMM_WGMMA_SHAPE");
+  setenv("FP4GEMM_WGMMA_STREAM", "132", 1);
+  const DeviceInfo h200 = dispatch::simulated_device(90, 130100);  // 132 SMs
+  const std::string plan = describe_kernel_plan({64, 12288, 4096, ActivationType::bf16, DType::bf16}, h200);
+  unsetenv("FP4GEMM_WGMMA_STREAM");
+  EXPECT_TRUE(contains(plan, "a stream-K grid of 132 CTAs of 2 warpgroups (128 weight rows) and two producer warps sharing the "
+                             "96 row blocks x 64 chunks evenly (46-47 chunks each")) << plan;
+  EXPECT_TRUE(contains(plan, "[FP4GEMM_WGMMA_SHAPE / FP4GEMM_WGMMA_STREAM]; one CTA per SM")) << plan;
+}
+
 TEST(CudaDecodeKernelPlan, SaysWhenTheGridsWavesChangedTheShape) {
   unsetenv("FP4GEMM_DECODE_SHAPE");
   unsetenv("FP4GEMM_PDL");

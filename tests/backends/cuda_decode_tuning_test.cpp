@@ -419,10 +419,10 @@ TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
       }
     }
   }
-  // The measured winners at M = 64 on 132 SMs (bench/results/2026-11-30-h200-wgmma.md; 12288x4096:
-  // 2026-12-01-h200-s14.md, call 8).
+  // The data-parallel grid's measured winners at M = 64 on 132 SMs (bench/results/2026-11-30-h200-wgmma.md;
+  // 12288x4096: 2026-12-01-h200-s14.md, call 8).
   const auto shape_of = [](std::int64_t n, std::int64_t k) {
-    const WgmmaShape chosen = choose_wgmma_shape(64, n, k, 132);
+    const WgmmaShape chosen = choose_data_parallel_wgmma_shape(64, n, k, 132);
     return std::array<int, 3>{chosen.warpgroups, chosen.splits, chosen.multicast};
   };
   EXPECT_EQ(shape_of(4096, 4096), (std::array<int, 3>{1, 2, 1}));
@@ -447,7 +447,7 @@ TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
   EXPECT_EQ(shape_of(15232, 8192), (std::array<int, 3>{2, 1, 1}));   // 119: 90.2%
   EXPECT_EQ(shape_of(28672, 8192), (std::array<int, 3>{2, 1, 1}));
   // 127 SMs: 127 64-row CTAs fit, but 128 paired ones (64 row blocks x 2) would not.
-  const WgmmaShape odd = choose_wgmma_shape(64, 8128, 4096, 127);
+  const WgmmaShape odd = choose_data_parallel_wgmma_shape(64, 8128, 4096, 127);
   EXPECT_EQ((std::array<int, 3>{odd.warpgroups, odd.splits, odd.multicast}), (std::array<int, 3>{1, 1, 1}));
   setenv("FP4GEMM_WGMMA_SHAPE", "2:9", 1);  // more splits than a portable cluster
   WgmmaShape shape{64, 2, 1};
@@ -466,7 +466,67 @@ TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
   setenv("FP4GEMM_WGMMA_SHAPE", "2:2:4", 1);
   EXPECT_TRUE(wgmma_shape_override(shape));
   EXPECT_EQ(shape.multicast, 4);
+  setenv("FP4GEMM_WGMMA_STREAM", "132", 1);  // a stream-K grid is never clustered
+  EXPECT_THROW(wgmma_shape_override(shape), Error);
+  setenv("FP4GEMM_WGMMA_SHAPE", "1:1", 1);
+  EXPECT_TRUE(wgmma_shape_override(shape));
+  EXPECT_EQ((std::array<int, 4>{shape.warpgroups, shape.splits, shape.multicast, shape.stream_ctas}), (std::array<int, 4>{1, 1, 1, 132}));
   unsetenv("FP4GEMM_WGMMA_SHAPE");
+  shape = WgmmaShape{64, 1, 2};  // the rule's CTAs and K split give way to the stream-K grid's
+  EXPECT_TRUE(wgmma_shape_override(shape));
+  EXPECT_EQ((std::array<int, 4>{shape.warpgroups, shape.splits, shape.multicast, shape.stream_ctas}),
+            (std::array<int, 4>{kStreamKWarpgroups, 1, 1, 132}));
+  for (const char* bad : {"-1", "many", "70000"}) {
+    setenv("FP4GEMM_WGMMA_STREAM", bad, 1);
+    EXPECT_THROW(wgmma_shape_override(shape), Error) << bad;
+  }
+  setenv("FP4GEMM_WGMMA_STREAM", "0", 1);  // off: the rule's grid
+  EXPECT_TRUE(wgmma_shape_override(shape));
+  EXPECT_EQ(shape.stream_ctas, 0);
+  unsetenv("FP4GEMM_WGMMA_STREAM");
+}
+
+// Where the stream-K grid replaces the data-parallel one on 132 SMs (decode_tuning.hpp,
+// kWgmmaStreamMaxFill; bench/results/2026-12-01-h200-s20.md, call 3), at every token width.
+TEST(CudaDecodeTuning, StreamKGridWhereTheDataParallelOneLeavesSmsIdle) {
+  unsetenv("FP4GEMM_WGMMA_SHAPE");
+  unsetenv("FP4GEMM_WGMMA_STREAM");
+  for (std::int64_t m : {17, 33, 64}) {
+    const auto streamed = [&](std::int64_t n, std::int64_t k) {
+      const WgmmaShape shape = choose_wgmma_shape(m, n, k, 132);
+      if (shape.stream_ctas > 0) {
+        EXPECT_EQ((std::array<int, 4>{shape.warpgroups, shape.splits, shape.multicast, shape.stream_ctas}),
+                  (std::array<int, 4>{kStreamKWarpgroups, 1, 1, 132}));
+      }
+      return shape.stream_ctas > 0;
+    };
+    EXPECT_TRUE(streamed(12288, 4096)) << m;   // 96 CTAs on 132 SMs: 73%
+    EXPECT_TRUE(streamed(10240, 8192)) << m;   // 160 (K split in two) on 264 slots: 61%
+    EXPECT_TRUE(streamed(5120, 4096)) << m;    // 80 paired CTAs: 61%
+    EXPECT_TRUE(streamed(24576, 4096)) << m;   // 192 on 264 slots: 73%
+    EXPECT_TRUE(streamed(4096, 12288)) << m;   // one warpgroup per SM over 192 chunks
+    EXPECT_FALSE(streamed(4096, 4096)) << m;   // ... over 64 chunks
+    EXPECT_FALSE(streamed(8192, 8192)) << m;   // 128 CTAs: 97%
+    EXPECT_FALSE(streamed(16384, 4096)) << m;  // 128
+    EXPECT_FALSE(streamed(14336, 8192)) << m;  // 224 on 264 slots: 85%
+    EXPECT_FALSE(streamed(28672, 8192)) << m;
+    EXPECT_FALSE(streamed(12288, 512)) << m;   // 96 x 8 chunks: fewer than 16 a CTA
+  }
+  EXPECT_FALSE(choose_wgmma_shape(64, 12288, 4096, 0).stream_ctas > 0);  // the SM count unknown
+}
+
+// The stream-K partition of a shape: its row blocks are the grid's rows, and it never has more
+// CTAs than (row block, chunk) pairs.
+TEST(CudaDecodeTuning, StreamPartitionOfAShape) {
+  const StreamKPartition partition = wgmma_stream_partition(WgmmaShape{64, 2, 1, 1, 132}, 12288, 4096);
+  EXPECT_EQ(partition.row_blocks, 96);
+  EXPECT_EQ(partition.chunks, 64);
+  EXPECT_EQ(partition.ctas, 132);
+  const StreamKPartition tiny = wgmma_stream_partition(WgmmaShape{16, 1, 1, 1, 132}, 7, 1040);
+  EXPECT_EQ(tiny.row_blocks, 1);
+  EXPECT_EQ(tiny.chunks, 17);
+  EXPECT_EQ(tiny.ctas, 17);
+  EXPECT_EQ(wgmma_stream_partition(WgmmaShape{64, 2, 1}, 12288, 4096).ctas, 0);  // no stream-K grid
 }
 
 #ifdef FP4GEMM_WITH_CUDA

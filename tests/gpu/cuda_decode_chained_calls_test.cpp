@@ -82,12 +82,14 @@ TEST(CudaDecodeChainedCalls, EachCallSeesItsPredecessorsFinishedOutput) {
   if (!usable) GTEST_SKIP() << "cuda_decode cannot run on " << gpu->to_string() << ": " << usable.reason;
   const TestStream stream;
   const ScopedEnv programmatic("FP4GEMM_PDL", "1");
-  // Every kernel on SM 9.0 (the wgmma ones also chain their activation pack); mma.sync elsewhere.
-  const std::vector<std::string> kernels = gpu->sm() == 90 ? std::vector<std::string>{"mma", "wgmma", "resident"}
+  // Every kernel on SM 9.0 (the wgmma ones also chain their activation pack; "wgmma-stream" is the
+  // wgmma kernel's stream-K grid, whose flags the pack kernel zeroes); mma.sync elsewhere.
+  const std::vector<std::string> kernels = gpu->sm() == 90 ? std::vector<std::string>{"mma", "wgmma", "wgmma-stream", "resident"}
                                                            : std::vector<std::string>{""};
   for (const std::string& kernel : kernels) {
-    std::unique_ptr<ScopedEnv> forced;
-    if (!kernel.empty()) forced = std::make_unique<ScopedEnv>("FP4GEMM_DECODE_KERNEL", kernel);
+    std::unique_ptr<ScopedEnv> forced, streamed;
+    if (!kernel.empty()) forced = std::make_unique<ScopedEnv>("FP4GEMM_DECODE_KERNEL", kernel == "wgmma-stream" ? "wgmma" : kernel);
+    if (kernel == "wgmma-stream") streamed = std::make_unique<ScopedEnv>("FP4GEMM_WGMMA_STREAM", std::to_string(gpu->multiprocessors));
     for (std::int64_t m : {1, 16, 40}) {
       const std::string failures = check_chain(*backend, *gpu, m, stream);
       ASSERT_TRUE(failures.empty()) << "kernel " << (kernel.empty() ? "default" : kernel) << ", " << failures;

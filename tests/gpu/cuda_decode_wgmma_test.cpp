@@ -154,6 +154,47 @@ TEST_F(CudaDecodeWgmma, EveryOutputTypeThroughEachEpilogue) {
   }
 }
 
+// The stream-K grid (FP4GEMM_WGMMA_STREAM) at CTA counts that put several row blocks in one CTA
+// (1, 3), split row blocks between CTAs at uneven points (7, 132) and leave CTAs inside one row
+// block, each a contributor (N = 300 and K = 4160 over 132 CTAs: 3 row blocks of 65 chunks), or a
+// single chunk each (more CTAs asked for than (row block, chunk) pairs: clamped); every output type
+// through its epilogue and a padded output row stride; with the rule's shape given way (1:2) and
+// with one asked for (2:1).
+TEST_F(CudaDecodeWgmma, StreamKGridMatchesTheReference) {
+  const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", "wgmma");
+  const std::pair<std::int64_t, std::int64_t> sizes[] = {{7, 16}, {300, 1040}, {300, 4160}, {1100, 1040}};
+  int cases_run = 0;
+  for (const char* asked : {"", "2:1"}) {
+    std::unique_ptr<ScopedEnv> shape;
+    if (*asked != '\0') shape = std::make_unique<ScopedEnv>("FP4GEMM_WGMMA_SHAPE", asked);
+    for (const char* ctas : {"1", "3", "7", "132", "5000"}) {
+      const ScopedEnv streamed("FP4GEMM_WGMMA_STREAM", ctas);
+      for (std::int64_t m : {9, 17, 33, 64}) {
+        for (const auto& [n, k] : sizes) {
+          const DType output = cases_run % 3 == 0 ? DType::f32 : cases_run % 3 == 1 ? DType::bf16 : DType::f16;
+          const GemmCase c{m, n, k, ActivationType::bf16, output};
+          const std::string failures = check(c, 0, cases_run % 2 == 0 ? 0 : c.n + 5);
+          ASSERT_TRUE(failures.empty()) << "wgmma " << asked << ", stream-K over " << ctas << " CTAs: " << failures;
+          ++cases_run;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases_run, 2 * 5 * 4 * 4);
+}
+
+// A stream-K grid of a clustered shape, or of 64-row CTAs (not compiled), is refused before any launch.
+TEST_F(CudaDecodeWgmma, StreamKWithAShapeItDoesNotRunIsAClearError) {
+  const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", "wgmma");
+  const ScopedEnv streamed("FP4GEMM_WGMMA_STREAM", "132");
+  for (const char* asked : {"2:2", "1:1"}) {
+    const ScopedEnv shape("FP4GEMM_WGMMA_SHAPE", asked);
+    const RefusedRun run = run_expecting_refusal(*backend_, gpu_, {40, 300, 1040, ActivationType::bf16, DType::f32}, *stream_);
+    EXPECT_TRUE(run.threw) << asked;
+    EXPECT_TRUE(run.output_untouched) << asked;
+  }
+}
+
 // Activations whose rows are not 16-byte aligned (staged by a copy, then packed): a row stride of
 // K + 3 elements with NaN between rows, and an output row stride of N + 5.
 TEST_F(CudaDecodeWgmma, OddActivationAndOutputRowStrides) {

@@ -12,10 +12,11 @@ namespace {
 // eight 4-byte pairs out. Threads run fastest over the lane block and then the token, so a warp's
 // eight tokens x four lane blocks write whole 128-byte core-matrix rows for each (block, k-half).
 __global__ void pack_activations_kernel(const std::uint16_t* activations, std::int64_t stride, int m, int k, int tokens,
-                                        int chunks, std::uint32_t* packed) {
+                                        int chunks, std::uint32_t* packed, unsigned* flags, int flag_count) {
   allow_dependent_launch();
   wait_for_prior_grids();  // the activations are the previous kernel's output
   const std::int64_t index = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (std::int64_t flag = index; flag < flag_count; flag += std::int64_t(gridDim.x) * blockDim.x) flags[flag] = 0;
   if (index >= std::int64_t(chunks) * tokens * 4) return;
   const int lane_block = int(index % 4);
   const int token = int(index / 4 % tokens);
@@ -41,7 +42,7 @@ __global__ void pack_activations_kernel(const std::uint16_t* activations, std::i
 }  // namespace
 
 cudaError_t launch_pack_activations(const std::uint16_t* activations, std::int64_t stride, int m, int k, int tokens,
-                                    int chunks, void* packed, bool programmatic, cudaStream_t stream) {
+                                    int chunks, void* packed, unsigned* flags, int flag_count, bool programmatic, cudaStream_t stream) {
   // The kernel's 16-byte loads need what the launcher's staging guarantees; a caller that skipped
   // it gets an error, not a misaligned access.
   if (reinterpret_cast<std::uintptr_t>(activations) % 16 != 0 || stride % 8 != 0) return cudaErrorMisalignedAddress;
@@ -55,7 +56,7 @@ cudaError_t launch_pack_activations(const std::uint16_t* activations, std::int64
   config.attrs = &attribute;
   config.numAttrs = 1;
   return cudaLaunchKernelEx(&config, pack_activations_kernel, activations, stride, m, k, tokens, chunks,
-                            static_cast<std::uint32_t*>(packed));
+                            static_cast<std::uint32_t*>(packed), flags, flag_count);
 }
 
 }  // namespace fp4gemm::cuda_decode

@@ -11,8 +11,9 @@ namespace fp4gemm::cuda_decode {
 // BF16 activations [m, stride] (device memory; 16-byte aligned, stride a multiple of 8, as the
 // launcher stages any other view; cudaErrorMisalignedAddress otherwise) -> packed (chunks * tokens
 // * 128 bytes, 16-byte aligned). m <= tokens. `programmatic`: launched with programmatic dependent
-// launch (programmatic_launch.cuh).
+// launch (programmatic_launch.cuh). The kernel also zeroes the `flag_count` words at `flags` (the
+// wgmma kernel's stream-K flags; none when 0) once the previous kernel is done.
 cudaError_t launch_pack_activations(const std::uint16_t* activations, std::int64_t stride, int m, int k, int tokens,
-                                    int chunks, void* packed, bool programmatic, cudaStream_t stream);
+                                    int chunks, void* packed, unsigned* flags, int flag_count, bool programmatic, cudaStream_t stream);
 
 }  // namespace fp4gemm::cuda_decode

@@ -87,20 +87,29 @@ void run_mma(const GemmProblem& problem, const DecodeWeight& prepared, const voi
 }
 
 // The activations packed into the image the two wgmma kernels' shared-memory operand B reads
-// (activation_pack.hpp), `tokens` rows wide: allocated and packed on `stream`.
+// (activation_pack.hpp), `tokens` rows wide: allocated and packed on `stream`. With
+// `stream_ctas` > 0 the same allocation also holds the stream-K grid's workspace: a flag per CTA,
+// zeroed by the pack kernel, and a slot of `slot_bytes` partial sums per CTA.
 class PackedActivations {
  public:
   PackedActivations(const GemmProblem& problem, const DecodeWeight& prepared, const std::uint16_t* activations,
-                    std::int64_t activation_stride, int tokens, bool programmatic, cudaStream_t stream)
-      : buffer_(static_cast<std::size_t>(prepared.chunks * cuda_decode::packed_chunk_bytes(tokens)), stream,
-                "cuda_decode: packed activations") {
+                    std::int64_t activation_stride, int tokens, bool programmatic, cudaStream_t stream, int stream_ctas = 0,
+                    std::size_t slot_bytes = 0)
+      : packed_bytes_(round_up(static_cast<std::size_t>(prepared.chunks * cuda_decode::packed_chunk_bytes(tokens)))),
+        flag_bytes_(round_up(std::size_t(stream_ctas) * sizeof(unsigned))),
+        buffer_(packed_bytes_ + flag_bytes_ + std::size_t(stream_ctas) * slot_bytes, stream, "cuda_decode: packed activations") {
     cuda::check_cuda(cuda_decode::launch_pack_activations(activations, activation_stride, int(problem.m), int(problem.k), tokens,
-                                                          int(prepared.chunks), buffer_.data(), programmatic, stream),
+                                                          int(prepared.chunks), buffer_.data(), flags(), stream_ctas, programmatic,
+                                                          stream),
                      "cuda_decode: packing the activations");
   }
   const void* data() const { return buffer_.data(); }
+  unsigned* flags() const { return reinterpret_cast<unsigned*>(buffer_.as<std::uint8_t>() + packed_bytes_); }
+  void* partials() const { return buffer_.as<std::uint8_t>() + packed_bytes_ + flag_bytes_; }
 
  private:
+  static std::size_t round_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }  // keeps every part 256-byte aligned
+  std::size_t packed_bytes_, flag_bytes_;
   cuda::StreamBuffer buffer_;
 };
 
@@ -118,13 +127,21 @@ void run_wgmma(const GemmProblem& problem, const DecodeWeight& prepared, const s
                cudaStream_t stream) {
   cuda_decode::WgmmaShape shape = cuda_decode::choose_wgmma_shape(problem.m, problem.n, problem.k, prepared.multiprocessors);
   if (cuda_decode::wgmma_shape_override(shape) && !cuda_decode::is_compiled_wgmma_shape(shape)) {
-    throw_invalid("FP4GEMM_WGMMA_SHAPE names a CTA shape this build does not compile");
+    throw_invalid("FP4GEMM_WGMMA_SHAPE / FP4GEMM_WGMMA_STREAM name a CTA shape this build does not compile (a stream-K grid has " +
+                  std::to_string(cuda_decode::kStreamKWarpgroups) + " warpgroups per CTA, K not split and no multicast)");
   }
   // The wgmma kernels let the next kernel in only after their main loop, which measured faster
   // with PDL on every shape (decode_tuning.hpp).
   const bool programmatic = policy != cuda_decode::ProgrammaticLaunch::off;
-  const PackedActivations packed(problem, prepared, activations, activation_stride, shape.tokens, programmatic, stream);
-  const cuda_decode::WgmmaGemmArgs args = wgmma_args(problem, prepared, alpha, out, packed);
+  const cuda_decode::StreamKPartition partition =
+      shape.stream_ctas > 0 ? cuda_decode::wgmma_stream_partition(shape, problem.n, problem.k) : cuda_decode::StreamKPartition{};
+  const std::size_t slot_bytes = std::size_t(64) * shape.warpgroups * shape.tokens * sizeof(float);  // a CTA's FP32 sums
+  const PackedActivations packed(problem, prepared, activations, activation_stride, shape.tokens, programmatic, stream, partition.ctas,
+                                 slot_bytes);
+  cuda_decode::WgmmaGemmArgs args = wgmma_args(problem, prepared, alpha, out, packed);
+  args.stream = partition;
+  args.stream_flags = packed.flags();
+  args.stream_partials = packed.partials();
   cuda::check_cuda(cuda_decode::launch_wgmma_gemm(args, shape, programmatic, prepared.multiprocessors, stream),
                    "cuda_decode: launching the wgmma kernel");
 }

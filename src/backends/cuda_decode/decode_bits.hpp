@@ -18,11 +18,7 @@
 // (found by exhaustive search; no arrangement cuts all four registers with one shift each).
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define FP4GEMM_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define FP4GEMM_HOST_DEVICE inline
-#endif
+#include "backends/cuda_decode/host_device.hpp"
 
 namespace fp4gemm::cuda_decode {
 

@@ -196,7 +196,7 @@ const char* decode_kernel_name(DecodeKernel kernel) {
 
 bool wgmma_grid_fills_sms(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors) {
   if (multiprocessors <= 0) return false;
-  const WgmmaShape shape = choose_wgmma_shape(m, n, k, multiprocessors);
+  const WgmmaShape shape = choose_data_parallel_wgmma_shape(m, n, k, multiprocessors);
   return shape.warpgroups == 2 && double(wgmma_grid_ctas(shape, n)) >= kWgmmaMinSmFill * multiprocessors;
 }
 
@@ -241,6 +241,26 @@ ResidentShape choose_resident_shape(std::int64_t m, std::int64_t k, std::int64_t
 }
 
 WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors) {
+  const WgmmaShape shape = choose_data_parallel_wgmma_shape(m, n, k, multiprocessors);
+  if (multiprocessors <= 0) return shape;
+  const double fill = wgmma_grid_fill(shape, n, multiprocessors);
+  const bool lone_warpgroups = shape.warpgroups == 1 && chunks_covering(k) >= kWgmmaStreamOneWarpgroupMinChunks;
+  WgmmaShape streamed{shape.tokens, kStreamKWarpgroups, 1, 1, multiprocessors};
+  const StreamKPartition partition = wgmma_stream_partition(streamed, n, k);
+  if ((fill < kWgmmaStreamMaxFill || lone_warpgroups) && partition.ctas == multiprocessors &&
+      partition.units() >= std::int64_t(kWgmmaStreamMinChunksPerCta) * multiprocessors) {
+    return streamed;
+  }
+  return shape;
+}
+
+double wgmma_grid_fill(const WgmmaShape& shape, std::int64_t n, int multiprocessors) {
+  const std::int64_t ctas = wgmma_grid_ctas(shape, n);
+  const std::int64_t slots = std::int64_t(ctas <= multiprocessors ? 1 : kWgmmaCrowdedCtasPerSm) * multiprocessors;
+  return double(ctas) / double((ctas + slots - 1) / slots * slots);
+}
+
+WgmmaShape choose_data_parallel_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors) {
   WgmmaShape shape;
   shape.tokens = m <= 16 ? 16 : m <= 32 ? 32 : 64;
   // 64-row CTAs (one warpgroup) while they fit kWgmmaCtasPerSm per SM, else 128-row ones. Then
@@ -283,9 +303,22 @@ std::int64_t grid_ctas_along_n(const WgmmaShape& shape, std::int64_t n) {
   return (row_blocks + shape.multicast - 1) / shape.multicast * shape.multicast;
 }
 
-std::int64_t wgmma_grid_ctas(const WgmmaShape& shape, std::int64_t n) { return grid_ctas_along_n(shape, n) * shape.splits; }
+std::int64_t wgmma_grid_ctas(const WgmmaShape& shape, std::int64_t n) {
+  return shape.stream_ctas > 0 ? shape.stream_ctas : grid_ctas_along_n(shape, n) * shape.splits;
+}
 
-bool wgmma_shape_override(WgmmaShape& shape) {
+StreamKPartition wgmma_stream_partition(const WgmmaShape& shape, std::int64_t n, std::int64_t k) {
+  StreamKPartition partition;
+  partition.row_blocks = grid_ctas_along_n(shape, n);
+  partition.chunks = int(chunks_covering(k));
+  partition.ctas = int(std::min<std::int64_t>(shape.stream_ctas, partition.units()));
+  return partition;
+}
+
+namespace {
+
+// FP4GEMM_WGMMA_SHAPE (wgmma_shape_override).
+bool wgmma_split_shape_override(WgmmaShape& shape) {
   const char* text = tuning_knob("FP4GEMM_WGMMA_SHAPE");
   if (text == nullptr) return false;
   int warpgroups = 0, splits = 0, multicast = 1;
@@ -299,7 +332,27 @@ bool wgmma_shape_override(WgmmaShape& shape) {
   shape.warpgroups = warpgroups;
   shape.splits = splits;
   shape.multicast = multicast;
+  shape.stream_ctas = 0;  // a clustered grid, unless FP4GEMM_WGMMA_STREAM asks for stream-K too
   return true;
+}
+
+}  // namespace
+
+bool wgmma_shape_override(WgmmaShape& shape) {
+  const bool shaped = wgmma_split_shape_override(shape);
+  if (const char* text = tuning_knob("FP4GEMM_WGMMA_STREAM")) {
+    shape.stream_ctas = integer_knob("FP4GEMM_WGMMA_STREAM", text, 0, 65535, "a CTA count (0: no stream-K grid)");
+    if (shape.stream_ctas > 0) {
+      if (shaped && (shape.splits != 1 || shape.multicast != 1)) {
+        throw_invalid("FP4GEMM_WGMMA_STREAM needs FP4GEMM_WGMMA_SHAPE to have splits and multicast 1 (a stream-K grid is never "
+                      "clustered), not '" + std::string(tuning_knob("FP4GEMM_WGMMA_SHAPE")) + "'");
+      }
+      shape.splits = shape.multicast = 1;
+      if (!shaped) shape.warpgroups = kStreamKWarpgroups;  // else is_compiled_wgmma_shape judges the one asked for
+    }
+    return true;
+  }
+  return shaped;
 }
 
 }  // namespace fp4gemm::cuda_decode

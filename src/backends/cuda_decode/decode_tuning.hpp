@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "backends/cuda_decode/stream_k_partition.hpp"
+
 namespace fp4gemm::cuda_decode {
 
 // Activation rows are processed in MMA tiles of 8; the kernel is instantiated for this many tiles.
@@ -336,12 +338,37 @@ inline constexpr double kWgmmaIdleSplitMaxSmFill = 0.9;
 
 // A CTA is `warpgroups` consumer warpgroups (64 weight rows each) plus two producer warps, over
 // `tokens` (16, 32 or 64) activation rows; a cluster is `multicast` CTAs along N sharing the
-// activation copies times `splits` CTAs along K.
+// activation copies times `splits` CTAs along K. With stream_ctas > 0 the grid is instead that
+// many unclustered CTAs sharing the (row block, chunk) pairs evenly (stream_k_partition.hpp;
+// splits and multicast are then 1).
+// Where choose_wgmma_shape runs the stream-K grid (one CTA per SM, each an equal share of the
+// (row block, chunk) pairs; stream_k_partition.hpp) instead of the data-parallel one. H200, same
+// run, both forced (bench/results/2026-12-01-h200-s20.md, call 3; M = 17-64, stream-K / data-parallel):
+// - data-parallel grids that fill less than kWgmmaStreamMaxFill of their waves' slots: 10240x8192
+//   (160 CTAs on 264 slots) 0.79-0.83, 12288x4096 (96 on 132) 0.90-0.95, 5120x4096 (80) 0.92-0.97,
+//   6144x4096 (96) 0.96-1.00, 24576x4096 (192 on 264) 0.95 at M = 48/64 and level below; fuller ones
+//   lost: 8192x8192 and 16384x4096 (128 on 132) 1.02-1.12, 14336x8192 and 28672x8192 (224 on 264,
+//   two CTAs per SM where stream-K's 168-register CTAs fit one) 1.02-1.09;
+// - data-parallel grids of one warpgroup per SM (4096-row weights, K split in two) over
+//   kWgmmaStreamOneWarpgroupMinChunks chunks or more: 4096x12288 0.79-0.89 (two warpgroups per SM
+//   instead of one); at 64 chunks, 4096x4096, 0.96-0.98 at M <= 32 but 1.07 at M = 48/64;
+// - each CTA must get kWgmmaStreamMinChunksPerCta chunks or more (the split row blocks' fixup is a
+//   fixed ~2-3 us a call; 4096x4096 at 15.5 chunks a CTA is the shortest measured).
+inline constexpr double kWgmmaStreamMaxFill = 0.8;
+inline constexpr int kWgmmaStreamOneWarpgroupMinChunks = 128;
+inline constexpr int kWgmmaStreamMinChunksPerCta = 16;
+// Data-parallel CTAs of the wgmma kernel one SM holds once the grid no longer fits one per SM
+// (registers and shared memory of the 128-row CTAs at every token width on SM 9.0).
+inline constexpr int kWgmmaCrowdedCtasPerSm = 2;
+// The stream-K grid has 128-row CTAs only: two consumer warpgroups per SM overlap each other's
+// decode -> wgmma chain (kWgmmaPairedSplitMinChunks), and three kernels compile instead of six.
+inline constexpr int kStreamKWarpgroups = 2;
 struct WgmmaShape {
   int tokens;
   int warpgroups;
   int splits;
   int multicast = 1;
+  int stream_ctas = 0;
 };
 
 // The three kernels of cuda_decode: mma.sync (any SM 8.0+ GPU, sm90_decode_gemm.cu), and on SM 9.0
@@ -366,7 +393,17 @@ constexpr bool in_wgmma_filled_band(std::int64_t m, std::int64_t k) {
   return m >= kWgmmaFilledMinM && m < kWgmmaMinM && k >= kWgmmaFilledMinK;
 }
 
+// The wgmma kernel's grid for an M x N x K problem on `multiprocessors` SMs: the data-parallel
+// grid (choose_data_parallel_wgmma_shape), or a stream-K grid of one CTA per SM where that one
+// would leave the SMs idle (kWgmmaStreamMaxFill) or run one warpgroup per SM over a long K
+// (kWgmmaStreamOneWarpgroupMinChunks).
 WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
+// The data-parallel grid alone: CTAs of whole row blocks, K split in clusters (the M = 25-32 rule
+// of choose_decode_kernel judges this grid).
+WgmmaShape choose_data_parallel_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
+// A data-parallel grid's share of the SMs' time on `multiprocessors` SMs (> 0): its CTAs over the
+// slots of its waves (one CTA per SM while the grid fits the SMs, else kWgmmaCrowdedCtasPerSm).
+double wgmma_grid_fill(const WgmmaShape& shape, std::int64_t n, int multiprocessors);
 
 // CTAs of the wgmma kernel's grid along N for N weight rows, rounded up to whole multicast groups
 // (the grid is that times shape.splits).
@@ -374,8 +411,14 @@ std::int64_t grid_ctas_along_n(const WgmmaShape& shape, std::int64_t n);
 // CTAs of the wgmma kernel's whole grid (along N times the K splits).
 std::int64_t wgmma_grid_ctas(const WgmmaShape& shape, std::int64_t n);
 
-// Tuning knob for measurements only: FP4GEMM_WGMMA_SHAPE="warpgroups:splits[:multicast]". Returns
-// false when unset; throws on a malformed value (splits and multicast must be powers of two).
+// The stream-K partition of a shape with stream_ctas > 0 for an N x K weight: its row blocks and
+// chunks, and stream_ctas CTAs at most one per (row block, chunk) pair.
+StreamKPartition wgmma_stream_partition(const WgmmaShape& shape, std::int64_t n, std::int64_t k);
+
+// Tuning knobs for measurements only: FP4GEMM_WGMMA_SHAPE="warpgroups:splits[:multicast]" and
+// FP4GEMM_WGMMA_STREAM=C (a stream-K grid of C CTAs of kStreamKWarpgroups warpgroups; 0 turns
+// the stream-K grid off). Returns false when neither is set; throws on a malformed value (splits
+// and multicast must be powers of two; a stream-K grid needs splits = multicast = 1).
 bool wgmma_shape_override(WgmmaShape& shape);
 
 // ---- The activation-resident wgmma kernel (SM 9.0 only; sm90_resident_gemm.cu) ----

@@ -32,7 +32,7 @@ std::string kernel_reason(DecodeKernel kernel, const GemmProblem& problem, const
                            std::to_string(kWgmmaTallMinK);
   std::string here;
   if (in_wgmma_filled_band(problem.m, problem.k) && device.multiprocessors > 0) {
-    const WgmmaShape shape = choose_wgmma_shape(problem.m, problem.n, problem.k, device.multiprocessors);
+    const WgmmaShape shape = choose_data_parallel_wgmma_shape(problem.m, problem.n, problem.k, device.multiprocessors);
     here = " (here " + plural(wgmma_grid_ctas(shape, problem.n), "CTA", "CTAs") + " of " +
            plural(shape.warpgroups, "warpgroup", "warpgroups") + " on " + std::to_string(device.multiprocessors) + " SMs)";
   }
@@ -100,12 +100,39 @@ void describe_wgmma(const GemmProblem& problem, const DeviceInfo& device, std::o
   WgmmaShape shape = choose_wgmma_shape(problem.m, problem.n, problem.k, device.multiprocessors);
   const bool overridden = wgmma_shape_override(shape);
   const std::int64_t rows = 64 * std::int64_t(shape.warpgroups);
-  const std::int64_t ctas = wgmma_grid_ctas(shape, problem.n);
-  text << "activations packed for " << shape.tokens << " tokens, then " << plural(ctas, "CTA", "CTAs") << " of "
-       << plural(shape.warpgroups, "warpgroup", "warpgroups") << " (" << rows << " weight rows) and two producer warps, "
-       << (shape.splits == 1 ? std::string("K not split") : "K split " + plural(shape.splits, "way", "ways") + " in a cluster");
+  const StreamKPartition partition = wgmma_stream_partition(shape, problem.n, problem.k);
+  const std::int64_t ctas = shape.stream_ctas > 0 ? partition.ctas : wgmma_grid_ctas(shape, problem.n);
+  const std::string ctas_text = plural(ctas, "CTA", "CTAs") + " of " + plural(shape.warpgroups, "warpgroup", "warpgroups") + " (" +
+                                std::to_string(rows) + " weight rows) and two producer warps";
+  text << "activations packed for " << shape.tokens << " tokens, then ";
+  if (shape.stream_ctas > 0) {
+    const std::int64_t fewest = partition.units() / partition.ctas;
+    text << "a stream-K grid of " << ctas_text << " sharing the " << plural(partition.row_blocks, "row block", "row blocks") << " x "
+         << plural(partition.chunks, "chunk", "chunks") << " evenly (" << fewest;
+    if (partition.units() % partition.ctas != 0) text << "-" << fewest + 1;
+    text << " chunks each; a row block split between CTAs is summed by the CTA of its last chunk, in CTA order)";
+  } else {
+    text << ctas_text << ", "
+         << (shape.splits == 1 ? std::string("K not split") : "K split " + plural(shape.splits, "way", "ways") + " in a cluster");
+  }
   if (shape.multicast > 1) text << ", activation copies multicast over " << shape.multicast << " CTAs";
-  if (overridden) text << " [FP4GEMM_WGMMA_SHAPE]";
+  if (overridden) {
+    text << " [FP4GEMM_WGMMA_SHAPE / FP4GEMM_WGMMA_STREAM]";
+  } else if (shape.stream_ctas > 0) {
+    // Why not the data-parallel grid (choose_wgmma_shape's two reasons).
+    const WgmmaShape whole = choose_data_parallel_wgmma_shape(problem.m, problem.n, problem.k, device.multiprocessors);
+    const std::int64_t whole_ctas = wgmma_grid_ctas(whole, problem.n);
+    text << ", not the data-parallel grid of " << plural(whole_ctas, "CTA", "CTAs") << " of "
+         << plural(whole.warpgroups, "warpgroup", "warpgroups");
+    const double fill = wgmma_grid_fill(whole, problem.n, device.multiprocessors);
+    if (fill < kWgmmaStreamMaxFill) {
+      text << ", which would keep the SMs busy " << int(fill * 100 + 0.5) << "% of its time (stream-K below "
+           << int(kWgmmaStreamMaxFill * 100) << "%)";
+    } else {
+      text << ", which would run one warpgroup per SM over " << plural(partition.chunks, "chunk", "chunks") << " (stream-K from "
+           << kWgmmaStreamOneWarpgroupMinChunks << ")";
+    }
+  }
   if (wgmma_one_cta_per_sm(ctas, device.multiprocessors)) {
     text << "; one CTA per SM (the grid fits the " << device.multiprocessors
          << " SMs; a second slot per SM would let the next call's CTAs pile onto busy SMs)";

@@ -150,6 +150,18 @@ __device__ __forceinline__ float4 load_float4_in_cta(std::uint32_t address, unsi
 __device__ __forceinline__ void cluster_arrive_release() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
 __device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
 
+// A flag in global memory that other CTAs of the grid read: `store_release_gpu` makes every write
+// this thread has seen (its own, and the CTA's ordered before it by a barrier) visible before the
+// flag; `load_acquire_gpu` orders the reader's later loads after it.
+__device__ __forceinline__ void store_release_gpu(unsigned* flag, unsigned value) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
+}
+__device__ __forceinline__ unsigned load_acquire_gpu(const unsigned* flag) {
+  unsigned value;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(flag) : "memory");
+  return value;
+}
+
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 template <int kPending>

@@ -64,7 +64,67 @@ struct WgmmaSharedLayout {
   static_assert(kWarpgroups == 1 || kWarpgroups == 2, "a CTA covers half a weight record or all of it");
 };
 
-template <int kTokens, int kWarpgroups>
+#if FP4GEMM_SM90A_DEVICE
+// The end of one segment of the stream-K grid (stream_k_partition.hpp), for the consumer threads
+// (the first kConsumerThreads of the CTA; `rows` weight rows per row block). A contributor leaves
+// its sums in its workspace slot, quad-major (consecutive threads 16 bytes apart), and returns true:
+// its flag is raised later (raise_stream_k_flag). The finisher adds the contributors' slots to its
+// own sums in CTA order, and it (or the CTA that walked the whole row block) stores the block.
+inline constexpr int kStreamKBarrier = 1;  // a named barrier of the consumer threads alone
+
+template <int kTokens, int kConsumerThreads>
+__device__ __forceinline__ bool finish_stream_k_segment(const WgmmaGemmArgs& args, const StreamKSegment& segment,
+                                                        float (&sums)[kTokens / 2], int rows) {
+  constexpr int kQuads = kTokens / 8;
+  float4* const lane_partials = static_cast<float4*>(args.stream_partials) + threadIdx.x;
+  const auto slot = [&](int cta) { return lane_partials + std::int64_t(cta) * kQuads * kConsumerThreads; };
+  const int cta = int(blockIdx.x);
+  if (segment.contributes(args.chunks)) {
+    float4* const mine = slot(cta);
+#pragma unroll
+    for (int quad = 0; quad < kQuads; ++quad) {
+      mine[quad * kConsumerThreads] = make_float4(sums[4 * quad], sums[4 * quad + 1], sums[4 * quad + 2], sums[4 * quad + 3]);
+    }
+    // NOTE: the barrier orders every consumer thread's slot writes before thread 0's release of the
+    // flag (a release is cumulative), so no thread fences its own writes.
+    named_barrier_sync(kStreamKBarrier, kConsumerThreads);
+    return true;
+  }
+  if (segment.first_cta < cta) {
+    // NOTE: only CTAs of lower index are waited for (stream_k_partition.hpp: no deadlock).
+    if (threadIdx.x == 0) {
+      for (int contributor = segment.first_cta; contributor < cta; ++contributor) {
+        while (load_acquire_gpu(args.stream_flags + contributor) == 0) __nanosleep(64);
+      }
+    }
+    named_barrier_sync(kStreamKBarrier, kConsumerThreads);  // orders every thread's reads after the flags
+    for (int contributor = segment.first_cta; contributor < cta; ++contributor) {
+      const float4* const theirs = slot(contributor);
+#pragma unroll
+      for (int quad = 0; quad < kQuads; ++quad) {
+        const float4 value = __ldcg(theirs + quad * kConsumerThreads);  // L2: another SM wrote it
+        sums[4 * quad] += value.x, sums[4 * quad + 1] += value.y, sums[4 * quad + 2] += value.z, sums[4 * quad + 3] += value.w;
+      }
+    }
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const std::int64_t row = segment.row_block * rows + warp * kTileRows + lane / 4;
+  store_accumulator_quads<kTokens>(args, sums, row, args.alpha * kDecodeCompensation, [](int) { return true; });
+  return false;
+}
+
+// Raises this CTA's contributor flag (thread 0; after finish_stream_k_segment returned true). The
+// release waits for the slot writes to reach the GPU, so the consumer loop raises it a round of
+// chunks after the writes instead of at once: a sequentially consistent fence by every thread
+// right after them cost ~4 us a call on the H200 (bench/results/2026-12-01-h200-s20.md, call 2).
+__device__ __forceinline__ void raise_stream_k_flag(const WgmmaGemmArgs& args) {
+  if (threadIdx.x == 0) store_release_gpu(args.stream_flags + blockIdx.x, 1u);
+}
+#endif
+
+// kStreamed: the stream-K grid (a kernel of its own: its segment walk and epilogue cost ~30
+// registers per thread, which would take the data-parallel kernel's second CTA per SM).
+template <int kTokens, int kWarpgroups, bool kStreamed>
 __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(const WgmmaGemmArgs args) {
 #if FP4GEMM_SM90A_DEVICE
   using Layout = WgmmaSharedLayout<kTokens, kWarpgroups>;
@@ -82,16 +142,27 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(cons
 
   namespace cg = cooperative_groups;
   const cg::cluster_group cluster = cg::this_cluster();
-  const int multicast = int(cluster.dim_blocks().x), splits = int(cluster.dim_blocks().y);  // splits = gridDim.y
+  // The stream-K grid is never clustered (launch_wgmma_gemm), so its kernel drops the multicast paths.
+  const int multicast = kStreamed ? 1 : int(cluster.dim_blocks().x), splits = kStreamed ? 1 : int(cluster.dim_blocks().y);
   const int group_rank = int(cluster.block_index().x), split = int(cluster.block_index().y);
   const auto cluster_rank = [&](int group_member, int split_member) { return unsigned(group_member + split_member * multicast); };
   const int chunk_begin = int(std::int64_t(args.chunks) * split / splits);
   const int chunk_count = int(std::int64_t(args.chunks) * (split + 1) / splits) - chunk_begin;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  // The row blocks and chunk ranges this CTA walks: one in the data-parallel grid (its row block,
+  // its split's chunks), one per row block it has a part of in the stream-K grid
+  // (stream_k_partition.hpp), whose CTAs are never clustered.
+  constexpr bool streamed = kStreamed;
+  const int segments = streamed ? args.stream.segments(int(blockIdx.x)) : 1;
+  const auto segment_at = [&](int index) {
+    return streamed ? stream_k_segment(args.stream, int(blockIdx.x), index)
+                    : StreamKSegment{std::int64_t(blockIdx.x), chunk_begin, chunk_count, int(blockIdx.x)};
+  };
   // The grid is rounded up to whole multicast groups; CTAs past the last weight record stream the
   // last CTA's tiles again (their rows are past N and never stored).
   const std::int64_t weight_tiles = (args.n + kTileRows * kTilesPerBlock - 1) / (kTileRows * kTilesPerBlock) * kTilesPerBlock;
   const std::int64_t first_tile = min(std::int64_t(blockIdx.x) * Layout::kCtaTiles, weight_tiles - Layout::kCtaTiles);
+  const auto first_tile_of = [&](const StreamKSegment& segment) { return streamed ? segment.row_block * Layout::kCtaTiles : first_tile; };
 
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < kStages; ++stage) {
@@ -111,30 +182,39 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(cons
     // cycles per chunk with no decode and no MMA at all, 8 or 16 stages alike, its producer lane
     // busy on the issue chain and the consumers waiting on full barriers (ncu; H200,
     // bench/results/2026-12-01-h200-s14.md, calls 2-4). Both loops run over whole rounds unrolled,
-    // so stage and barrier addresses are constants (the parity flips once per round).
+    // so stage and barrier addresses are constants; each segment starts again at stage 0, so each
+    // stage keeps its own parity (a bit of `parity`; a fresh barrier's wait on parity 1 passes).
     if (lane == 0) {
       const std::uint32_t stages_address = shared_address(shared);
       const std::uint32_t full_address = shared_address(full), empty_address = shared_address(empty);
-      const auto stream = [&](auto copy_stage) {
-        unsigned phase = 0;  // parity of the current round's stages
-        for (int base = 0; base < chunk_count; base += kStages) {
+      const auto stream = [&](auto start_segment, auto copy_stage) {
+        unsigned parity = 0;  // bit s: parity of stage s's next fill
+        for (int index = 0; index < segments; ++index) {
+          const StreamKSegment segment = segment_at(index);
+          start_segment(segment);
+          for (int base = 0; base < segment.chunk_count; base += kStages) {
 #pragma unroll
-          for (int stage = 0; stage < kStages; ++stage) {
-            if (base + stage < chunk_count) {
-              if (base > 0) mbarrier_wait(empty_address + 8 * stage, phase ^ 1);  // released by every CTA of the group
-              copy_stage(stages_address + stage * Layout::kStageBytes, full_address + 8 * stage);
+            for (int stage = 0; stage < kStages; ++stage) {
+              if (base + stage < segment.chunk_count) {
+                // Released by every CTA of the group.
+                mbarrier_wait(empty_address + 8 * stage, ((parity >> stage) & 1) ^ 1);
+                parity ^= 1u << stage;
+                copy_stage(stages_address + stage * Layout::kStageBytes, full_address + 8 * stage);
+              }
             }
           }
-          phase ^= 1;
         }
       };
       if (warp == kWeightWarp) {
         // The weights depend on nothing the previous kernel writes, so this warp never waits for
         // it (programmatic_launch.cuh): the first ring goes out while the activations are packed.
         const std::uint8_t* records = static_cast<const std::uint8_t*>(args.records);
-        const std::uint8_t* codes = records + code_offset(first_tile, chunk_begin, args.chunks, 0);
-        const std::uint8_t* scales = records + scale_offset(first_tile, chunk_begin, args.chunks, 0);
-        stream([&](std::uint32_t destination, std::uint32_t barrier) {
+        const std::uint8_t *codes = nullptr, *scales = nullptr;
+        const auto start_segment = [&](const StreamKSegment& segment) {
+          codes = records + code_offset(first_tile_of(segment), segment.chunk_begin, args.chunks, 0);
+          scales = records + scale_offset(first_tile_of(segment), segment.chunk_begin, args.chunks, 0);
+        };
+        stream(start_segment, [&](std::uint32_t destination, std::uint32_t barrier) {
           mbarrier_arrive_expect_bytes(barrier, Layout::kCodeBytes + Layout::kScaleBytes);
           bulk_copy_to_shared(destination, codes, Layout::kCodeBytes, barrier);
           bulk_copy_to_shared(destination + Layout::kCodeBytes, scales, Layout::kScaleBytes, barrier);
@@ -143,11 +223,14 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(cons
         });
       } else {
         wait_for_prior_grids();  // the packed activations are the previous kernel's output
-        const std::uint8_t* activations =
-            static_cast<const std::uint8_t*>(args.packed_activations) + std::int64_t(chunk_begin) * Layout::kActivationBytes;
+        const std::uint8_t* activations = nullptr;
+        const auto start_segment = [&](const StreamKSegment& segment) {
+          activations =
+              static_cast<const std::uint8_t*>(args.packed_activations) + std::int64_t(segment.chunk_begin) * Layout::kActivationBytes;
+        };
         const std::uint16_t group_mask = std::uint16_t(((1u << multicast) - 1) << (split * multicast));
         const int slice = Layout::kActivationBytes / multicast;
-        stream([&](std::uint32_t destination, std::uint32_t barrier) {
+        stream(start_segment, [&](std::uint32_t destination, std::uint32_t barrier) {
           // Every member's slice lands here too, so the stage expects the whole chunk.
           mbarrier_arrive_expect_bytes(barrier, Layout::kActivationBytes);
           if (multicast == 1) {
@@ -209,8 +292,14 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(cons
     // the stage and phase bookkeeping leaves the per-chunk chain. H200, against two chunks per
     // iteration (bench/results/2026-11-30-h200-s9.md, call 6): 17 and 32 tokens 5-12% faster
     // (28672x8192 M = 32 73.6 -> 65.1 us), 48 and 64 tokens within -1% to +2.4%.
-    // `phase` is the parity of the current round's stages; the next round's are the other one.
-    unsigned phase = 0;
+    // Bit s of `parity` is the parity of stage s's next fill (segments restart at stage 0).
+    unsigned parity = 0;
+    const auto wait_full = [&](int stage) {
+      mbarrier_wait(full_address + 8 * stage, (parity >> stage) & 1);
+      parity ^= 1u << stage;
+    };
+    int segment_chunks = 0;     // chunks of the segment being walked
+    bool flag_pending = false;  // a contributor's slot is written, its flag not yet raised
     // Chunk `chunk` (in stage `stage`, decoded into `current`): issue its wgmmas, retire the
     // previous chunk's, release that chunk's stage, then decode chunk + 1 into `following`.
     // The count is the same for the whole CTA, so every warpgroup reaches each wgmma together.
@@ -226,33 +315,45 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(cons
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
       if (chunk > 0) release(stage == 0 ? kStages - 1 : stage - 1);
-      if (chunk + 1 < chunk_count) {
+      if (chunk + 1 < segment_chunks) {
         const int next = stage + 1 == kStages ? 0 : stage + 1;
-        mbarrier_wait(full_address + 8 * next, next == 0 ? phase ^ 1 : phase);
+        wait_full(next);
         decode_chunk(next, following);
       }
     };
-    if (chunk_count > 0) {
-      mbarrier_wait(&full[0], 0);
-      decode_chunk(0, fragments_a);
-    }
     static_assert(kStages % 2 == 0, "the two fragment sets alternate with the stages");
-    for (int base = 0; base < chunk_count; base += kStages) {
+    for (int index = 0; index < segments; ++index) {
+      segment_chunks = segment_at(index).chunk_count;  // the rest is computed again for the epilogue
+      if (index > 0) {
 #pragma unroll
-      for (int stage = 0; stage < kStages; stage += 2) {
-        if (base + stage < chunk_count) step(base + stage, stage, fragments_a, fragments_b);
-        if (base + stage + 1 < chunk_count) step(base + stage + 1, stage + 1, fragments_b, fragments_a);
+        for (int i = 0; i < kAccumulators; ++i) accumulators[i] = 0.0f;
       }
-      phase ^= 1;
-    }
-    wgmma_wait<0>();
+      if (segment_chunks > 0) {
+        wait_full(0);
+        decode_chunk(0, fragments_a);
+      }
+      for (int base = 0; base < segment_chunks; base += kStages) {
 #pragma unroll
-    for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
-    if (chunk_count > 0) release((chunk_count - 1) % kStages);
-    // Only the epilogue is left: the next kernel on the stream may be scheduled now
-    // (programmatic_launch.cuh). Earlier, its CTAs would take the SMs' free slots and sit there.
-    allow_dependent_launch();
+        for (int stage = 0; stage < kStages; stage += 2) {
+          if (base + stage < segment_chunks) step(base + stage, stage, fragments_a, fragments_b);
+          if (base + stage + 1 < segment_chunks) step(base + stage + 1, stage + 1, fragments_b, fragments_a);
+        }
+        if (kStreamed && flag_pending) raise_stream_k_flag(args), flag_pending = false;  // a round after the slot writes
+      }
+      wgmma_wait<0>();
+#pragma unroll
+      for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
+      if (segment_chunks > 0) release((segment_chunks - 1) % kStages);
+      // Only the epilogue is left: the next kernel on the stream may be scheduled now
+      // (programmatic_launch.cuh). Earlier, its CTAs would take the SMs' free slots and sit there.
+      if (index == segments - 1) allow_dependent_launch();
+      if constexpr (kStreamed) {
+        flag_pending = finish_stream_k_segment<kTokens, kConsumerThreads>(args, segment_at(index), accumulators, Layout::kCtaRows);
+      }
+    }
+    if (kStreamed && flag_pending) raise_stream_k_flag(args);  // the CTA's last segment contributed
   }
+  if (streamed) return;  // each segment's outputs are stored (or handed on) above
   // The epilogue. Without a K split (a CTA alone, or a multicast group of CTAs with rows of their
   // own) each CTA stores its accumulators straight from registers (store_accumulator_quads). In a
   // K-split cluster each CTA leaves its partial sums in shared memory, quad-major (consecutive
@@ -306,11 +407,12 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(cons
 #endif
 }
 
-template <int kTokens, int kWarpgroups>
+template <int kTokens, int kWarpgroups, bool kStreamed>
 cudaError_t launch(const WgmmaGemmArgs& args, int splits, int multicast, bool programmatic, int multiprocessors, cudaStream_t stream) {
   using Layout = WgmmaSharedLayout<kTokens, kWarpgroups>;
-  const auto kernel = wgmma_gemm_kernel<kTokens, kWarpgroups>;
-  const std::int64_t ctas_n = grid_ctas_along_n(WgmmaShape{kTokens, kWarpgroups, splits, multicast}, args.n);
+  const auto kernel = wgmma_gemm_kernel<kTokens, kWarpgroups, kStreamed>;
+  // The stream-K grid is one row of unclustered CTAs (launch_wgmma_gemm checks splits = multicast = 1).
+  const std::int64_t ctas_n = kStreamed ? args.stream.ctas : grid_ctas_along_n(WgmmaShape{kTokens, kWarpgroups, splits, multicast}, args.n);
   // One CTA per SM: the most shared memory a CTA may have leaves no room for a second.
   const int shared_bytes = wgmma_one_cta_per_sm(ctas_n * splits, multiprocessors) ? int(kSm90SharedBytesPerBlock) : Layout::kBytes;
   // The kernel's shared-memory limit (a property of the kernel on each device) only ever rises:
@@ -357,9 +459,17 @@ cudaError_t launch(const WgmmaGemmArgs& args, int splits, int multicast, bool pr
 cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, const WgmmaShape& shape, bool programmatic, int multiprocessors,
                               cudaStream_t stream) {
   if (!is_compiled_wgmma_shape(shape)) return cudaErrorInvalidConfiguration;
-#define FP4GEMM_WGMMA_LAUNCH(t, wg)                   \
-  if (shape.tokens == t && shape.warpgroups == wg) \
-    return launch<t, wg>(args, shape.splits, shape.multicast, programmatic, multiprocessors, stream);
+  if ((shape.stream_ctas > 0) != (args.stream.ctas > 0)) return cudaErrorInvalidValue;
+  if (args.stream.ctas > 0 && (args.stream.ctas > args.stream.units() || args.stream.row_blocks != grid_ctas_along_n(shape, args.n) ||
+                               args.stream.chunks != args.chunks || args.stream_flags == nullptr || args.stream_partials == nullptr)) {
+    return cudaErrorInvalidValue;  // a partition that does not match the problem, or no workspace
+  }
+  const bool streamed = shape.stream_ctas > 0;
+#define FP4GEMM_WGMMA_LAUNCH(t, wg)                                                                    \
+  if (shape.tokens == t && shape.warpgroups == wg) {                                                \
+    if (!streamed) return launch<t, wg, false>(args, shape.splits, shape.multicast, programmatic, multiprocessors, stream); \
+    if constexpr (wg == kStreamKWarpgroups) return launch<t, wg, true>(args, 1, 1, programmatic, multiprocessors, stream); \
+  }
   FP4GEMM_WGMMA_SHAPES(FP4GEMM_WGMMA_LAUNCH)
 #undef FP4GEMM_WGMMA_LAUNCH
   return cudaErrorInvalidConfiguration;
@@ -367,6 +477,8 @@ cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, const WgmmaShape& shape
 
 bool is_compiled_wgmma_shape(const WgmmaShape& shape) {
   if (shape.splits < 1 || shape.multicast < 1 || shape.splits * shape.multicast > kMaxWgmmaCluster) return false;
+  if (shape.stream_ctas < 0) return false;
+  if (shape.stream_ctas > 0 && (shape.splits != 1 || shape.multicast != 1 || shape.warpgroups != kStreamKWarpgroups)) return false;
   if (shape.multicast & (shape.multicast - 1)) return false;  // a power of two divides the activation chunk
   if (shape.splits & (shape.splits - 1)) return false;        // and gives each quad one owner (quad & (splits - 1))
 #define FP4GEMM_WGMMA_MATCH(t, wg) \

@@ -6,11 +6,16 @@
 
 #include "backends/cuda_decode/decode_tuning.hpp"
 #include "backends/cuda_decode/kernel_problem.hpp"
+#include "backends/cuda_decode/stream_k_partition.hpp"
 
 namespace fp4gemm::cuda_decode {
 
 struct WgmmaGemmArgs : KernelProblem {
   const void* packed_activations = nullptr;  // activation_pack_layout.hpp, shape.tokens wide
+  // The stream-K grid (stream_k_partition.hpp) where stream.ctas > 0, else the data-parallel one.
+  StreamKPartition stream;
+  unsigned* stream_flags = nullptr;   // one per CTA, zero at launch
+  void* stream_partials = nullptr;    // one slot of (CTA rows x shape.tokens) floats per CTA
 };
 
 // Launches on `stream` (an SM 9.0 GPU only, `multiprocessors` SMs), with programmatic dependent
