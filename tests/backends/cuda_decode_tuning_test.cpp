@@ -483,7 +483,17 @@ TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
   setenv("FP4GEMM_WGMMA_STREAM", "0", 1);  // off: the rule's grid
   EXPECT_TRUE(wgmma_shape_override(shape));
   EXPECT_EQ(shape.stream_ctas, 0);
+  // The shape that runs: with FP4GEMM_WGMMA_STREAM=0 alone, the rule's data-parallel grid (4096x12288:
+  // 64-row CTAs, K split in two), not the stream-K grid's CTAs unstreamed.
+  bool overridden = false;
+  const WgmmaShape data_parallel = wgmma_shape_to_run(64, 4096, 12288, 132, overridden);
+  EXPECT_TRUE(overridden);
+  EXPECT_EQ((std::array<int, 4>{data_parallel.warpgroups, data_parallel.splits, data_parallel.multicast, data_parallel.stream_ctas}),
+            (std::array<int, 4>{1, 2, 1, 0}));
   unsetenv("FP4GEMM_WGMMA_STREAM");
+  const WgmmaShape ruled = wgmma_shape_to_run(64, 4096, 12288, 132, overridden);
+  EXPECT_FALSE(overridden);
+  EXPECT_EQ(ruled.stream_ctas, 132);
 }
 
 // Where the stream-K grid replaces the data-parallel one on 132 SMs (decode_tuning.hpp,

@@ -125,8 +125,10 @@ cuda_decode::WgmmaGemmArgs wgmma_args(const GemmProblem& problem, const DecodeWe
 void run_wgmma(const GemmProblem& problem, const DecodeWeight& prepared, const std::uint16_t* activations,
                std::int64_t activation_stride, float alpha, const MutableDenseView& out, cuda_decode::ProgrammaticLaunch policy,
                cudaStream_t stream) {
-  cuda_decode::WgmmaShape shape = cuda_decode::choose_wgmma_shape(problem.m, problem.n, problem.k, prepared.multiprocessors);
-  if (cuda_decode::wgmma_shape_override(shape) && !cuda_decode::is_compiled_wgmma_shape(shape)) {
+  bool overridden = false;
+  const cuda_decode::WgmmaShape shape =
+      cuda_decode::wgmma_shape_to_run(problem.m, problem.n, problem.k, prepared.multiprocessors, overridden);
+  if (overridden && !cuda_decode::is_compiled_wgmma_shape(shape)) {
     throw_invalid("FP4GEMM_WGMMA_SHAPE / FP4GEMM_WGMMA_STREAM name a CTA shape this build does not compile (a stream-K grid has " +
                   std::to_string(cuda_decode::kStreamKWarpgroups) + " warpgroups per CTA, K not split and no multicast)");
   }

@@ -338,6 +338,15 @@ bool wgmma_split_shape_override(WgmmaShape& shape) {
 
 }  // namespace
 
+WgmmaShape wgmma_shape_to_run(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool& overridden) {
+  WgmmaShape shape = choose_wgmma_shape(m, n, k, multiprocessors);
+  overridden = wgmma_shape_override(shape);
+  if (overridden && shape.stream_ctas == 0 && tuning_knob("FP4GEMM_WGMMA_SHAPE") == nullptr) {
+    shape = choose_data_parallel_wgmma_shape(m, n, k, multiprocessors);  // FP4GEMM_WGMMA_STREAM=0 alone
+  }
+  return shape;
+}
+
 bool wgmma_shape_override(WgmmaShape& shape) {
   const bool shaped = wgmma_split_shape_override(shape);
   if (const char* text = tuning_knob("FP4GEMM_WGMMA_STREAM")) {

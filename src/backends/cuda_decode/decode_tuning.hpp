@@ -420,6 +420,9 @@ StreamKPartition wgmma_stream_partition(const WgmmaShape& shape, std::int64_t n,
 // the stream-K grid off). Returns false when neither is set; throws on a malformed value (splits
 // and multicast must be powers of two; a stream-K grid needs splits = multicast = 1).
 bool wgmma_shape_override(WgmmaShape& shape);
+// The shape the wgmma kernel runs: choose_wgmma_shape's with the knobs applied (`overridden` says
+// whether any was set); FP4GEMM_WGMMA_STREAM=0 alone gives the rule's data-parallel grid.
+WgmmaShape wgmma_shape_to_run(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool& overridden);
 
 // ---- The activation-resident wgmma kernel (SM 9.0 only; sm90_resident_gemm.cu) ----
 // Each CTA keeps its K slice of the packed activations in shared memory for the whole kernel and

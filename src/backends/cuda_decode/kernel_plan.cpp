@@ -97,8 +97,8 @@ void describe_mma(const GemmProblem& problem, const DeviceInfo& device, const Re
 }
 
 void describe_wgmma(const GemmProblem& problem, const DeviceInfo& device, std::ostringstream& text) {
-  WgmmaShape shape = choose_wgmma_shape(problem.m, problem.n, problem.k, device.multiprocessors);
-  const bool overridden = wgmma_shape_override(shape);
+  bool overridden = false;
+  const WgmmaShape shape = wgmma_shape_to_run(problem.m, problem.n, problem.k, device.multiprocessors, overridden);
   const std::int64_t rows = 64 * std::int64_t(shape.warpgroups);
   const StreamKPartition partition = wgmma_stream_partition(shape, problem.n, problem.k);
   const std::int64_t ctas = shape.stream_ctas > 0 ? partition.ctas : wgmma_grid_ctas(shape, problem.n);
