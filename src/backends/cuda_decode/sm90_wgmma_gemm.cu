@@ -26,6 +26,10 @@
 //   partial sums in shared memory and sums every splits-th accumulator quad of the column's
 //   partials (distributed shared memory) in rank order: deterministic, no workspace and no second
 //   kernel. Without a K split a CTA stores straight from its accumulators.
+// - The stream-K grid (kStreamed; stream_k_partition.hpp) is one CTA per SM instead, each walking
+//   an equal share of the (row block, chunk) pairs as segments, one per row block; a row block
+//   split between CTAs is summed by the CTA of its last chunk from the others' slots in a global
+//   workspace (finish_stream_k_segment).
 #include <cooperative_groups.h>
 
 #include <map>
@@ -115,15 +119,17 @@ __device__ __forceinline__ bool finish_stream_k_segment(const WgmmaGemmArgs& arg
 
 // Raises this CTA's contributor flag (thread 0; after finish_stream_k_segment returned true). The
 // release waits for the slot writes to reach the GPU, so the consumer loop raises it a round of
-// chunks after the writes instead of at once: a sequentially consistent fence by every thread
-// right after them cost ~4 us a call on the H200 (bench/results/2026-12-01-h200-s20.md, call 2).
+// chunks after the writes instead of at once. A sequentially consistent fence by every thread
+// right after them had split row blocks cost ~4.8 us a call on the H200 instead of ~2.9
+// (16384x4096 M = 64; bench/results/2026-12-01-h200-s20.md, calls 2-3).
 __device__ __forceinline__ void raise_stream_k_flag(const WgmmaGemmArgs& args) {
   if (threadIdx.x == 0) store_release_gpu(args.stream_flags + blockIdx.x, 1u);
 }
 #endif
 
-// kStreamed: the stream-K grid (a kernel of its own: its segment walk and epilogue cost ~30
-// registers per thread, which would take the data-parallel kernel's second CTA per SM).
+// kStreamed: the stream-K grid (a kernel of its own: in one kernel with the data-parallel grid,
+// its segment walk and fixup took the 64-token kernel from 96 to 140 registers, which loses
+// 28672x8192's second CTA per SM).
 template <int kTokens, int kWarpgroups, bool kStreamed>
 __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(const WgmmaGemmArgs args) {
 #if FP4GEMM_SM90A_DEVICE
