@@ -137,9 +137,8 @@ void run_wgmma(const GemmProblem& problem, const DecodeWeight& prepared, const s
   const bool programmatic = policy != cuda_decode::ProgrammaticLaunch::off;
   const cuda_decode::StreamKPartition partition =
       shape.stream_ctas > 0 ? cuda_decode::wgmma_stream_partition(shape, problem.n, problem.k) : cuda_decode::StreamKPartition{};
-  const std::size_t slot_bytes = std::size_t(64) * shape.warpgroups * shape.tokens * sizeof(float);  // a CTA's FP32 sums
   const PackedActivations packed(problem, prepared, activations, activation_stride, shape.tokens, programmatic, stream, partition.ctas,
-                                 slot_bytes);
+                                 cuda_decode::stream_k_slot_bytes(shape));
   cuda_decode::WgmmaGemmArgs args = wgmma_args(problem, prepared, alpha, out, packed);
   args.stream = partition;
   args.stream_flags = packed.flags();

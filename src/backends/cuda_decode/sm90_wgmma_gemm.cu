@@ -63,6 +63,7 @@ struct WgmmaSharedLayout {
   static constexpr int kBarrierOffset = kTableOffset + 256 * 4;
   static constexpr int kBytes = kBarrierOffset + 2 * kWgmmaStages * 8;
   static_assert(kPartialBytes <= kTableOffset, "the partial sums fit in the stages they reuse");
+  static_assert(kPartialBytes == stream_k_slot_bytes(WgmmaShape{kTokens, kWarpgroups, 1}), "a stream-K slot holds a CTA's sums");
   static_assert(kActivationOffset % 128 == 0 && kStageBytes % 128 == 0, "stages and operands stay 128-byte aligned");
   static_assert(kBlockBytes * kBlocksPerChunk == kActivationBytes, "a chunk is four MMA blocks");
   static_assert(kWarpgroups == 1 || kWarpgroups == 2, "a CTA covers half a weight record or all of it");
@@ -158,17 +159,16 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(cons
   // The row blocks and chunk ranges this CTA walks: one in the data-parallel grid (its row block,
   // its split's chunks), one per row block it has a part of in the stream-K grid
   // (stream_k_partition.hpp), whose CTAs are never clustered.
-  constexpr bool streamed = kStreamed;
-  const int segments = streamed ? args.stream.segments(int(blockIdx.x)) : 1;
+  const int segments = kStreamed ? args.stream.segments(int(blockIdx.x)) : 1;
   const auto segment_at = [&](int index) {
-    return streamed ? stream_k_segment(args.stream, int(blockIdx.x), index)
+    return kStreamed ? stream_k_segment(args.stream, int(blockIdx.x), index)
                     : StreamKSegment{std::int64_t(blockIdx.x), chunk_begin, chunk_count, int(blockIdx.x)};
   };
   // The grid is rounded up to whole multicast groups; CTAs past the last weight record stream the
   // last CTA's tiles again (their rows are past N and never stored).
   const std::int64_t weight_tiles = (args.n + kTileRows * kTilesPerBlock - 1) / (kTileRows * kTilesPerBlock) * kTilesPerBlock;
   const std::int64_t first_tile = min(std::int64_t(blockIdx.x) * Layout::kCtaTiles, weight_tiles - Layout::kCtaTiles);
-  const auto first_tile_of = [&](const StreamKSegment& segment) { return streamed ? segment.row_block * Layout::kCtaTiles : first_tile; };
+  const auto first_tile_of = [&](const StreamKSegment& segment) { return kStreamed ? segment.row_block * Layout::kCtaTiles : first_tile; };
 
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < kStages; ++stage) {
@@ -329,7 +329,8 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(cons
     };
     static_assert(kStages % 2 == 0, "the two fragment sets alternate with the stages");
     for (int index = 0; index < segments; ++index) {
-      segment_chunks = segment_at(index).chunk_count;  // the rest is computed again for the epilogue
+      const StreamKSegment segment = segment_at(index);
+      segment_chunks = segment.chunk_count;
       if (index > 0) {
 #pragma unroll
         for (int i = 0; i < kAccumulators; ++i) accumulators[i] = 0.0f;
@@ -354,12 +355,12 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(cons
       // (programmatic_launch.cuh). Earlier, its CTAs would take the SMs' free slots and sit there.
       if (index == segments - 1) allow_dependent_launch();
       if constexpr (kStreamed) {
-        flag_pending = finish_stream_k_segment<kTokens, kConsumerThreads>(args, segment_at(index), accumulators, Layout::kCtaRows);
+        flag_pending = finish_stream_k_segment<kTokens, kConsumerThreads>(args, segment, accumulators, Layout::kCtaRows);
       }
     }
     if (kStreamed && flag_pending) raise_stream_k_flag(args);  // the CTA's last segment contributed
   }
-  if (streamed) return;  // each segment's outputs are stored (or handed on) above
+  if (kStreamed) return;  // each segment's outputs are stored (or handed on) above
   // The epilogue. Without a K split (a CTA alone, or a multicast group of CTAs with rows of their
   // own) each CTA stores its accumulators straight from registers (store_accumulator_quads). In a
   // K-split cluster each CTA leaves its partial sums in shared memory, quad-major (consecutive

@@ -2,6 +2,7 @@
 // Launcher of the NVFP4 wgmma kernel for 16 < M <= 64 on SM 9.0 (defined in sm90_wgmma_gemm.cu).
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "backends/cuda_decode/decode_tuning.hpp"
@@ -17,6 +18,11 @@ struct WgmmaGemmArgs : KernelProblem {
   unsigned* stream_flags = nullptr;   // one per CTA, zero at launch
   void* stream_partials = nullptr;    // one slot of (CTA rows x shape.tokens) floats per CTA
 };
+
+// Bytes of one stream-K workspace slot: a CTA's FP32 sums, 64 rows per warpgroup x shape.tokens.
+constexpr std::size_t stream_k_slot_bytes(const WgmmaShape& shape) {
+  return std::size_t(64) * shape.warpgroups * shape.tokens * sizeof(float);
+}
 
 // Launches on `stream` (an SM 9.0 GPU only, `multiprocessors` SMs), with programmatic dependent
 // launch when `programmatic` (programmatic_launch.cuh), one CTA per SM where
