@@ -336,11 +336,6 @@ inline constexpr int kWgmmaPairedSplitMinChunks = 64;
 inline constexpr int kWgmmaIdleSplitMinChunks = 128;
 inline constexpr double kWgmmaIdleSplitMaxSmFill = 0.9;
 
-// A CTA is `warpgroups` consumer warpgroups (64 weight rows each) plus two producer warps, over
-// `tokens` (16, 32 or 64) activation rows; a cluster is `multicast` CTAs along N sharing the
-// activation copies times `splits` CTAs along K. With stream_ctas > 0 the grid is instead that
-// many unclustered CTAs sharing the (row block, chunk) pairs evenly (stream_k_partition.hpp;
-// splits and multicast are then 1).
 // Where choose_wgmma_shape runs the stream-K grid (one CTA per SM, each an equal share of the
 // (row block, chunk) pairs; stream_k_partition.hpp) instead of the data-parallel one. H200, same
 // run, both forced (bench/results/2026-12-01-h200-s20.md, call 3; M = 17-64, stream-K / data-parallel):
@@ -363,6 +358,12 @@ inline constexpr int kWgmmaCrowdedCtasPerSm = 2;
 // The stream-K grid has 128-row CTAs only: two consumer warpgroups per SM overlap each other's
 // decode -> wgmma chain (kWgmmaPairedSplitMinChunks), and three kernels compile instead of six.
 inline constexpr int kStreamKWarpgroups = 2;
+
+// A CTA is `warpgroups` consumer warpgroups (64 weight rows each) plus two producer warps, over
+// `tokens` (16, 32 or 64) activation rows; a cluster is `multicast` CTAs along N sharing the
+// activation copies times `splits` CTAs along K. With stream_ctas > 0 the grid is instead that
+// many unclustered CTAs sharing the (row block, chunk) pairs evenly (stream_k_partition.hpp;
+// splits and multicast are then 1).
 struct WgmmaShape {
   int tokens;
   int warpgroups;
