@@ -13,5 +13,5 @@ expect_error() {
   local status=$?
   [ $status -ne 0 ] || fail "'fp4gemm $*' should fail"
   [ "$(echo "$output" | wc -l)" -le 2 ] || fail "'fp4gemm $*' error is not one line: $output"
-  echo "$output" | grep -qF -- "$needle" || fail "'fp4gemm $*' error lacks '$needle': $output"
+  grep -qF -- "$needle" <<< "$output" || fail "'fp4gemm $*' error lacks '$needle': $output"
 }

@@ -35,9 +35,9 @@ save(sys.argv[1], {
 PY
 
 out=$("$cli" quantize --in "$work/in.safetensors" --out "$work/ckpt/model.safetensors" 2>&1) || fail "quantize failed: $out"
-echo "$out" | grep -q "^quantized model.layers.0.self_attn.q_proj.weight" || fail "quantize does not state what it quantized: $out"
-echo "$out" | grep -q "^copied    model.layers.1.mlp.gate.weight: excluded by pattern" || fail "quantize does not state what it copied: $out"
-echo "$out" | grep -q "6 of 9 tensors quantized" || fail "quantize summary wrong: $out"
+grep -q "^quantized model.layers.0.self_attn.q_proj.weight" <<< "$out" || fail "quantize does not state what it quantized: $out"
+grep -q "^copied    model.layers.1.mlp.gate.weight: excluded by pattern" <<< "$out" || fail "quantize does not state what it copied: $out"
+grep -q "6 of 9 tensors quantized" <<< "$out" || fail "quantize summary wrong: $out"
 [ -f "$work/ckpt/hf_quant_config.json" ] || fail "quantize wrote no hf_quant_config.json"
 
 "$cli" inspect "$work/ckpt" >"$work/inspect.txt" 2>&1 || fail "inspect failed: $(cat "$work/inspect.txt")"
@@ -139,7 +139,7 @@ json.dump({"metadata": {}, "weight_map": {n: s for s, members in shards.items() 
 open(work + "/sharded/config.json", "w").write('{"model_type": "llama"}\n')
 PY
 out=$("$cli" quantize --in "$work/sharded" --out "$work/sharded-nvfp4" --quiet 2>&1) || fail "quantize of a directory failed: $out"
-echo "$out" | grep -q "6 of 9 tensors quantized to NVFP4 in 2 shard(s)" || fail "directory quantize summary wrong: $out"
+grep -q "6 of 9 tensors quantized to NVFP4 in 2 shard(s)" <<< "$out" || fail "directory quantize summary wrong: $out"
 for file in model-00001-of-00002.safetensors model-00002-of-00002.safetensors model.safetensors.index.json hf_quant_config.json config.json; do
   [ -f "$work/sharded-nvfp4/$file" ] || fail "directory quantize wrote no $file"
 done

@@ -24,18 +24,18 @@ line() {  # backend m time_us [roofline_us]
 line cuda_decode 1 5.0 > "$work/off.jsonl"
 
 out=$(python3 "$script" "$work/bench.jsonl" --compare "PDL off=$work/off.jsonl") || fail "exit status $?"
-echo "$out" | grep -qF '| N×K | M | cuda_decode µs | PDL off | roofline µs | fraction | cublas_bf16 µs | cublaslt_fp8 µs | vs BF16 | vs FP8 |' ||
+grep -qF '| N×K | M | cuda_decode µs | PDL off | roofline µs | fraction | cublas_bf16 µs | cublaslt_fp8 µs | vs BF16 | vs FP8 |' <<< "$out" ||
   fail "header: $out"
-echo "$out" | grep -qF '| 4096×4096 | 1 | 4.0 | 5.0 | 2.0 | 0.50 | 12.0 | 6.0 | 3.00× | 1.50× |' || fail "M = 1 row: $out"
-echo "$out" | grep -qF '| 4096×4096 | 16 | 5.0 | – | 2.0 | 0.40 | 10.0 | – | 2.00× | – |' || fail "M = 16 row: $out"
+grep -qF '| 4096×4096 | 1 | 4.0 | 5.0 | 2.0 | 0.50 | 12.0 | 6.0 | 3.00× | 1.50× |' <<< "$out" || fail "M = 1 row: $out"
+grep -qF '| 4096×4096 | 16 | 5.0 | – | 2.0 | 0.40 | 10.0 | – | 2.00× | – |' <<< "$out" || fail "M = 16 row: $out"
 
 # With a stream floor in the run: its time over ours, after the fraction (– where it is missing).
 { cat "$work/bench.jsonl"; line stream_floor 1 3.0; } > "$work/floor.jsonl"
 out=$(python3 "$script" "$work/floor.jsonl") || fail "exit status with a floor $?"
-echo "$out" | grep -qF '| roofline µs | fraction | floor / time | cublas_bf16 µs | cublaslt_fp8 µs | stream_floor µs |' ||
+grep -qF '| roofline µs | fraction | floor / time | cublas_bf16 µs | cublaslt_fp8 µs | stream_floor µs |' <<< "$out" ||
   fail "floor header: $out"
-echo "$out" | grep -qF '| 4096×4096 | 1 | 4.0 | 2.0 | 0.50 | 0.75 | 12.0 | 6.0 | 3.0 | 3.00× | 1.50× |' || fail "floor row: $out"
-echo "$out" | grep -qF '| 4096×4096 | 16 | 5.0 | 2.0 | 0.40 | – | 10.0 | – | – | 2.00× | – |' || fail "row without a floor: $out"
+grep -qF '| 4096×4096 | 1 | 4.0 | 2.0 | 0.50 | 0.75 | 12.0 | 6.0 | 3.0 | 3.00× | 1.50× |' <<< "$out" || fail "floor row: $out"
+grep -qF '| 4096×4096 | 16 | 5.0 | 2.0 | 0.40 | – | 10.0 | – | – | 2.00× | – |' <<< "$out" || fail "row without a floor: $out"
 
 python3 "$script" "$work/bench.jsonl" --compare nolabel >/dev/null 2>"$work/err" && fail "--compare without '=' was accepted"
 grep -q "LABEL=FILE" "$work/err" || fail "--compare error does not say the form: $(cat "$work/err")"

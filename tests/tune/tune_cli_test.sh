@@ -10,8 +10,8 @@ trap 'rm -rf "$work"' EXIT
 source "$(dirname "$0")/../cli/cli_test_helpers.sh"
 
 out=$("$cli" tune --device cpu --shapes 64x128,128x64 -m 1,8 --out "$work/p.json" 2>&1) || fail "tune failed: $out"
-echo "$out" | grep -q "^ *8 *64 *128  cpu" || fail "tune does not report M = 8 on 64x128: $out"
-echo "$out" | grep -q "wrote $work/p.json: 2 entries for 2 shape(s) x 2 M" || fail "tune summary wrong: $out"
+grep -q "^ *8 *64 *128  cpu" <<< "$out" || fail "tune does not report M = 8 on 64x128: $out"
+grep -q "wrote $work/p.json: 2 entries for 2 shape(s) x 2 M" <<< "$out" || fail "tune summary wrong: $out"
 python3 - "$work/p.json" <<'PY' || fail "the profile is not what tune should write"
 import json, sys
 profile = json.load(open(sys.argv[1]))
@@ -21,9 +21,9 @@ assert set(entries) == {(64, 128), (128, 64)}, entries
 assert all(e["m_max"] == 8 and e["backend"] == "cpu" and e["activation"] == "bf16" for e in entries.values()), entries
 PY
 explained=$("$cli" explain --device cpu -m 5 -n 64 -k 128 --profile "$work/p.json" 2>&1) || fail "explain with the profile failed: $explained"
-echo "$explained" | grep -q "profile:  hit" || fail "explain does not take the tuned profile: $explained"
+grep -q "profile:  hit" <<< "$explained" || fail "explain does not take the tuned profile: $explained"
 missed=$("$cli" explain --device cpu -m 9 -n 64 -k 128 --profile "$work/p.json" 2>&1)
-echo "$missed" | grep -q "profile:  miss" || fail "M past the tuned ones should miss the profile: $missed"
+grep -q "profile:  miss" <<< "$missed" || fail "M past the tuned ones should miss the profile: $missed"
 
 # The shapes of a checkpoint's NVFP4 layers, one JSON line per problem, the summary on stderr.
 "$cli" quantize --in "$data/golden_input.safetensors" --out "$work/ckpt/model.safetensors" --quiet >/dev/null 2>&1 \
