@@ -281,6 +281,12 @@ inline constexpr std::int64_t kWgmmaTallMinK = 2048;
 // one CTA per SM (bench/results/2026-12-01-h200-s14.md, call 2): 8, 12 and 16 tie; 8 still leaves
 // room for two CTAs per SM, which grids of more 128-row CTAs than SMs use.
 inline constexpr int kWgmmaStages = 8;
+// wgmma groups (one chunk each) a consumer warpgroup keeps in flight while it decodes the next
+// chunk: it retires a group only when this many newer ones are issued, so the decode of chunk c + 1
+// may take up to this many groups' tensor time before the pipe idles. Each costs a fragment set
+// of registers (16 a thread), and the stage ring holds a whole number of fragment-set rotations.
+inline constexpr int kWgmmaGroupsInFlight = 1;
+static_assert(kWgmmaStages % (kWgmmaGroupsInFlight + 1) == 0, "each ring round starts at fragment set 0");
 // Whether the wgmma kernel's grid of `ctas` CTAs runs one CTA per SM (its shared memory padded
 // so that a second never fits). Where the grid fits the SMs, a second resident slot per SM lets the
 // next call's CTAs, launched early by PDL once this grid's leave their main loop, pile two onto

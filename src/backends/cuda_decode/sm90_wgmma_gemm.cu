@@ -270,12 +270,13 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(cons
       pin_register(code_address), pin_register(scale_address), pin_register(table_address);
       pin_register(full_address), pin_register(empty_address), pin_register(first_descriptor);
     };
-    // Software-pipelined by one chunk: the wgmmas of chunk c run while the warp decodes chunk
-    // c + 1 into the other fragment set, so the tensor pipe and the decode overlap inside each
-    // warpgroup. A fragment set is rewritten only after `wgmma_wait<1>` has retired the group
-    // that read it, and no instruction touches a fragment of an in-flight group (else ptxas
-    // serializes every wgmma, C7513).
-    std::uint32_t fragments_a[kBlocksPerChunk][4], fragments_b[kBlocksPerChunk][4];
+    // Software-pipelined: the wgmmas of chunk c run while the warp decodes chunk c + 1 into another
+    // fragment set, so the tensor pipe and the decode overlap inside each warpgroup;
+    // kWgmmaGroupsInFlight groups stay issued while it decodes (decode_tuning.hpp). A fragment set
+    // is rewritten only after `wgmma_wait` has retired the group that read it, and no instruction
+    // touches a fragment of an in-flight group (else ptxas serializes every wgmma, C7513).
+    constexpr int kInFlight = kWgmmaGroupsInFlight, kSets = kInFlight + 1;
+    std::uint32_t fragments[kSets][kBlocksPerChunk][4];
     const auto decode_chunk = [&](int stage, std::uint32_t(&fragments)[kBlocksPerChunk][4]) {
       decode_tile_at(code_address + stage * Layout::kStageBytes, scale_address + stage * Layout::kStageBytes, table_address, fragments);
     };
@@ -306,8 +307,8 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(cons
     };
     int segment_chunks = 0;     // chunks of the segment being walked
     bool flag_pending = false;  // a contributor's slot is written, its flag not yet raised
-    // Chunk `chunk` (in stage `stage`, decoded into `current`): issue its wgmmas, retire the
-    // previous chunk's, release that chunk's stage, then decode chunk + 1 into `following`.
+    // Chunk `chunk` (in stage `stage`, decoded into `current`): issue its wgmmas, retire the group
+    // kInFlight chunks older, release that chunk's stage, then decode chunk + 1 into `following`.
     // The count is the same for the whole CTA, so every warpgroup reaches each wgmma together.
     const auto step = [&](int chunk, int stage, std::uint32_t(&current)[kBlocksPerChunk][4],
                           std::uint32_t(&following)[kBlocksPerChunk][4]) {
@@ -317,17 +318,16 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(cons
       wgmma_fence();
       issue_chunk_wgmmas_at<kTokens>(accumulators, current, first_descriptor + std::uint32_t(stage * Layout::kStageBytes >> 4));
       wgmma_commit();
-      wgmma_wait<1>();  // the previous chunk's group: its stage and fragment set are free again
+      wgmma_wait<kInFlight>();  // the group kInFlight chunks back: its stage and fragment set are free again
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
-      if (chunk > 0) release(stage == 0 ? kStages - 1 : stage - 1);
+      if (chunk >= kInFlight) release((stage - kInFlight + kStages) % kStages);
       if (chunk + 1 < segment_chunks) {
         const int next = stage + 1 == kStages ? 0 : stage + 1;
         wait_full(next);
         decode_chunk(next, following);
       }
     };
-    static_assert(kStages % 2 == 0, "the two fragment sets alternate with the stages");
     for (int index = 0; index < segments; ++index) {
       const StreamKSegment segment = segment_at(index);
       segment_chunks = segment.chunk_count;
@@ -337,20 +337,22 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(cons
       }
       if (segment_chunks > 0) {
         wait_full(0);
-        decode_chunk(0, fragments_a);
+        decode_chunk(0, fragments[0]);
       }
       for (int base = 0; base < segment_chunks; base += kStages) {
 #pragma unroll
-        for (int stage = 0; stage < kStages; stage += 2) {
-          if (base + stage < segment_chunks) step(base + stage, stage, fragments_a, fragments_b);
-          if (base + stage + 1 < segment_chunks) step(base + stage + 1, stage + 1, fragments_b, fragments_a);
+        for (int stage = 0; stage < kStages; ++stage) {
+          if (base + stage < segment_chunks) step(base + stage, stage, fragments[stage % kSets], fragments[(stage + 1) % kSets]);
         }
         if (kStreamed && flag_pending) raise_stream_k_flag(args), flag_pending = false;  // a round after the slot writes
       }
       wgmma_wait<0>();
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
-      if (segment_chunks > 0) release((segment_chunks - 1) % kStages);
+#pragma unroll
+      for (int back = kInFlight; back >= 1; --back) {
+        if (segment_chunks >= back) release((segment_chunks - back) % kStages);
+      }
       // Only the epilogue is left: the next kernel on the stream may be scheduled now
       // (programmatic_launch.cuh). Earlier, its CTAs would take the SMs' free slots and sit there.
       if (index == segments - 1) allow_dependent_launch();
