@@ -502,26 +502,38 @@ TEST(CudaDecodeTuning, StreamKGridWhereTheDataParallelOneLeavesSmsIdle) {
   unsetenv("FP4GEMM_WGMMA_SHAPE");
   unsetenv("FP4GEMM_WGMMA_STREAM");
   for (std::int64_t m : {17, 33, 64}) {
+    const int per_sm = stream_k_ctas_per_sm(m <= 32 ? 32 : 64);
     const auto streamed = [&](std::int64_t n, std::int64_t k) {
       const WgmmaShape shape = choose_wgmma_shape(m, n, k, 132);
       if (shape.stream_ctas > 0) {
+        // Two per SM where each still gets kWgmmaStreamMinChunksPerCta chunks, else one.
+        const std::int64_t units = (n + 127) / 128 * ((k + 63) / 64);
+        const int ctas = units >= std::int64_t(kWgmmaStreamMinChunksPerCta) * 132 * per_sm ? 132 * per_sm : 132;
         EXPECT_EQ((std::array<int, 4>{shape.warpgroups, shape.splits, shape.multicast, shape.stream_ctas}),
-                  (std::array<int, 4>{kStreamKWarpgroups, 1, 1, 132}));
+                  (std::array<int, 4>{kStreamKWarpgroups, 1, 1, ctas}))
+            << n << "x" << k;
       }
       return shape.stream_ctas > 0;
     };
     EXPECT_TRUE(streamed(12288, 4096)) << m;   // 96 CTAs on 132 SMs: 73%
     EXPECT_TRUE(streamed(10240, 8192)) << m;   // 160 (K split in two) on 264 slots: 61%
-    EXPECT_TRUE(streamed(5120, 4096)) << m;    // 80 paired CTAs: 61%
+    EXPECT_TRUE(streamed(5120, 4096)) << m;    // 80 paired CTAs: 61% (40 x 64 chunks: one stream-K CTA per SM)
     EXPECT_TRUE(streamed(24576, 4096)) << m;   // 192 on 264 slots: 73%
     EXPECT_TRUE(streamed(4096, 12288)) << m;   // one warpgroup per SM over 192 chunks
     EXPECT_FALSE(streamed(4096, 4096)) << m;   // ... over 64 chunks
     EXPECT_FALSE(streamed(8192, 8192)) << m;   // 128 CTAs: 97%
     EXPECT_FALSE(streamed(16384, 4096)) << m;  // 128
-    EXPECT_FALSE(streamed(14336, 8192)) << m;  // 224 on 264 slots: 85%
-    EXPECT_FALSE(streamed(28672, 8192)) << m;
+    // 224 on 264 slots (85%): two CTAs on 92 SMs, one on 40. Stream-K where its CTAs fit two per
+    // SM (32 tokens), not where they fit one (64).
+    EXPECT_EQ(streamed(14336, 8192), per_sm == 2) << m;
+    EXPECT_EQ(streamed(28672, 8192), per_sm == 2) << m;
+    EXPECT_EQ(streamed(57344, 8192), per_sm == 2) << m;  // 448 on 528 slots: 85%
+    EXPECT_FALSE(streamed(33792, 8192)) << m;            // 264 on 264
     EXPECT_FALSE(streamed(12288, 512)) << m;   // 96 x 8 chunks: fewer than 16 a CTA
   }
+  EXPECT_EQ(stream_k_ctas_per_sm(16), 2);
+  EXPECT_EQ(stream_k_ctas_per_sm(32), 2);
+  EXPECT_EQ(stream_k_ctas_per_sm(64), 1);
   EXPECT_FALSE(choose_wgmma_shape(64, 12288, 4096, 0).stream_ctas > 0);  // the SM count unknown
 }
 

@@ -155,11 +155,11 @@ TEST_F(CudaDecodeWgmma, EveryOutputTypeThroughEachEpilogue) {
 }
 
 // The stream-K grid (FP4GEMM_WGMMA_STREAM) at CTA counts that put several row blocks in one CTA
-// (1, 3), split row blocks between CTAs at uneven points (7, 132) and leave CTAs inside one row
-// block, each a contributor (N = 300 and K = 4160 over 132 CTAs: 3 row blocks of 65 chunks), or a
-// single chunk each (more CTAs asked for than (row block, chunk) pairs: clamped); every output type
-// through its epilogue and a padded output row stride; with the rule's shape given way (1:2) and
-// with one asked for (2:1).
+// (1, 3), split row blocks between CTAs at uneven points (7, 132; 264, two per SM where they fit)
+// and leave CTAs inside one row block, each a contributor (N = 300 and K = 4160 over 132 CTAs: 3 row
+// blocks of 65 chunks), or a single chunk each (more CTAs asked for than (row block, chunk) pairs:
+// clamped); every output type through its epilogue and a padded output row stride; with the rule's
+// shape given way (1:2) and with one asked for (2:1).
 TEST_F(CudaDecodeWgmma, StreamKGridMatchesTheReference) {
   const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", "wgmma");
   const std::pair<std::int64_t, std::int64_t> sizes[] = {{7, 16}, {300, 1040}, {300, 4160}, {1100, 1040}};
@@ -167,7 +167,7 @@ TEST_F(CudaDecodeWgmma, StreamKGridMatchesTheReference) {
   for (const char* asked : {"", "2:1"}) {
     std::unique_ptr<ScopedEnv> shape;
     if (*asked != '\0') shape = std::make_unique<ScopedEnv>("FP4GEMM_WGMMA_SHAPE", asked);
-    for (const char* ctas : {"1", "3", "7", "132", "5000"}) {
+    for (const char* ctas : {"1", "3", "7", "132", "264", "5000"}) {
       const ScopedEnv streamed("FP4GEMM_WGMMA_STREAM", ctas);
       for (std::int64_t m : {9, 17, 33, 64}) {
         for (const auto& [n, k] : sizes) {
@@ -180,7 +180,16 @@ TEST_F(CudaDecodeWgmma, StreamKGridMatchesTheReference) {
       }
     }
   }
-  EXPECT_EQ(cases_run, 2 * 5 * 4 * 4);
+  EXPECT_EQ(cases_run, 2 * 6 * 4 * 4);
+}
+
+// The stream-K grid has stream_k_ctas_per_sm CTAs per SM (choose_wgmma_shape), so each of its
+// kernels must fit that many per SM, and no more for the 64-token one whose CTAs would then be
+// scheduled unevenly: this guards the register bounds of the build (decode_tuning.hpp).
+TEST_F(CudaDecodeWgmma, StreamKKernelsFitTheirCtasPerSm) {
+  for (int tokens : {16, 32, 64}) {
+    EXPECT_EQ(cuda_decode::wgmma_stream_k_resident_ctas_per_sm(tokens), cuda_decode::stream_k_ctas_per_sm(tokens)) << tokens << " tokens";
+  }
 }
 
 // A stream-K grid of a clustered shape, or of 64-row CTAs (not compiled), is refused before any launch.

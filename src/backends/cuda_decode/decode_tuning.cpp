@@ -245,11 +245,15 @@ WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, in
   if (multiprocessors <= 0) return shape;
   const double fill = wgmma_grid_fill(shape, n, multiprocessors);
   const bool lone_warpgroups = shape.warpgroups == 1 && chunks_covering(k) >= kWgmmaStreamOneWarpgroupMinChunks;
-  WgmmaShape streamed{shape.tokens, kStreamKWarpgroups, 1, 1, multiprocessors};
-  const StreamKPartition partition = wgmma_stream_partition(streamed, n, k);
-  if ((fill < kWgmmaStreamMaxFill || lone_warpgroups) && partition.ctas == multiprocessors &&
-      partition.units() >= std::int64_t(kWgmmaStreamMinChunksPerCta) * multiprocessors) {
-    return streamed;
+  const bool crowded = stream_k_ctas_per_sm(shape.tokens) > 1 && wgmma_grid_ctas(shape, n) > multiprocessors &&
+                       fill < kWgmmaStreamCrowdedMaxFill;
+  if (!(fill < kWgmmaStreamMaxFill || lone_warpgroups || crowded)) return shape;
+  // As many CTAs as the SMs hold, or one per SM where that would leave a CTA too few chunks.
+  for (int per_sm = stream_k_ctas_per_sm(shape.tokens); per_sm >= 1; --per_sm) {
+    const int ctas = per_sm * multiprocessors;
+    const WgmmaShape streamed{shape.tokens, kStreamKWarpgroups, 1, 1, ctas};
+    const StreamKPartition partition = wgmma_stream_partition(streamed, n, k);
+    if (partition.ctas == ctas && partition.units() >= std::int64_t(kWgmmaStreamMinChunksPerCta) * ctas) return streamed;
   }
   return shape;
 }

@@ -342,7 +342,7 @@ inline constexpr int kWgmmaPairedSplitMinChunks = 64;
 inline constexpr int kWgmmaIdleSplitMinChunks = 128;
 inline constexpr double kWgmmaIdleSplitMaxSmFill = 0.9;
 
-// Where choose_wgmma_shape runs the stream-K grid (one CTA per SM, each an equal share of the
+// Where choose_wgmma_shape runs the stream-K grid (stream_k_ctas_per_sm CTAs per SM, each an equal share of the
 // (row block, chunk) pairs; stream_k_partition.hpp) instead of the data-parallel one. H200, same
 // run, both forced (bench/results/2026-12-01-h200-s20.md, call 3; M = 17-64, stream-K / data-parallel):
 // - data-parallel grids that fill less than kWgmmaStreamMaxFill of their waves' slots: 10240x8192
@@ -358,6 +358,21 @@ inline constexpr double kWgmmaIdleSplitMaxSmFill = 0.9;
 inline constexpr double kWgmmaStreamMaxFill = 0.8;
 inline constexpr int kWgmmaStreamOneWarpgroupMinChunks = 128;
 inline constexpr int kWgmmaStreamMinChunksPerCta = 16;
+// Stream-K CTAs one SM holds, by token width (the kernel's __launch_bounds__; the grid is this many
+// CTAs per SM). The 16- and 32-token stream-K kernels are bounded to two per SM: 96 registers, 0 and
+// 64 bytes of spills, all outside the main loop. An SM runs more chunks a microsecond with two CTAs
+// than with one, so on 32 tokens grids of 264 CTAs beat both 132 and the data-parallel grid. H200,
+// M = 17-32, same run (bench/results/2026-12-01-h200-s21.md, call 3; 264 two per SM / data-parallel,
+// 132 one per SM / data-parallel): 28672x8192 0.94 / 1.09, 57344x8192 0.91-0.95 / 1.02-1.05,
+// 24576x4096 0.85-0.98 / 0.92-1.06, 20480x4096 0.80-0.96 / 0.97-1.01. Bounded the same way, the
+// 64-token kernel spilled 308 bytes and its one-CTA grids ran 37-50% slower, and 264 CTAs of it
+// lost 11-36% to the data-parallel grid; it stays at one (168 registers).
+constexpr int stream_k_ctas_per_sm(int tokens) { return tokens <= 32 ? 2 : 1; }
+// Where stream-K CTAs fit two per SM, the stream-K grid also replaces data-parallel grids of more
+// CTAs than SMs (two on some SMs, one on others: the kernel lasts as long as the SMs with two) that
+// fill less than this of their waves' slots (28672x8192: 224 CTAs on 264 slots, 85%; the SMs with
+// one CTA idled half the kernel, ncu: tensor pipe 25% on them against 50%, call 2).
+inline constexpr double kWgmmaStreamCrowdedMaxFill = 0.9;
 // Data-parallel CTAs of the wgmma kernel one SM holds once the grid no longer fits one per SM
 // (registers and shared memory of the 128-row CTAs at every token width on SM 9.0).
 inline constexpr int kWgmmaCrowdedCtasPerSm = 2;
@@ -401,9 +416,10 @@ constexpr bool in_wgmma_filled_band(std::int64_t m, std::int64_t k) {
 }
 
 // The wgmma kernel's grid for an M x N x K problem on `multiprocessors` SMs: the data-parallel
-// grid (choose_data_parallel_wgmma_shape), or a stream-K grid of one CTA per SM where that one
-// would leave the SMs idle (kWgmmaStreamMaxFill) or run one warpgroup per SM over a long K
-// (kWgmmaStreamOneWarpgroupMinChunks).
+// grid (choose_data_parallel_wgmma_shape), or a stream-K grid of stream_k_ctas_per_sm CTAs per SM
+// where that one would leave the SMs idle (kWgmmaStreamMaxFill), run one warpgroup per SM over a
+// long K (kWgmmaStreamOneWarpgroupMinChunks) or, where stream-K CTAs fit two per SM, put two CTAs
+// on some SMs and one on others (kWgmmaStreamCrowdedMaxFill).
 WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
 // The data-parallel grid alone: CTAs of whole row blocks, K split in clusters (the M = 25-32 rule
 // of choose_decode_kernel judges this grid).

@@ -128,6 +128,10 @@ void describe_wgmma(const GemmProblem& problem, const DeviceInfo& device, std::o
     if (fill < kWgmmaStreamMaxFill) {
       text << ", which would keep the SMs busy " << int(fill * 100 + 0.5) << "% of its time (stream-K below "
            << int(kWgmmaStreamMaxFill * 100) << "%)";
+    } else if (whole_ctas > device.multiprocessors && stream_k_ctas_per_sm(shape.tokens) > 1) {
+      text << ", which would put two CTAs on some SMs and one on others, keeping them busy " << int(fill * 100 + 0.5)
+           << "% of its time (stream-K below " << int(kWgmmaStreamCrowdedMaxFill * 100) << "% where its CTAs fit "
+           << stream_k_ctas_per_sm(shape.tokens) << " per SM)";
     } else {
       text << ", which would run one warpgroup per SM over " << plural(partition.chunks, "chunk", "chunks") << " (stream-K from "
            << kWgmmaStreamOneWarpgroupMinChunks << ")";

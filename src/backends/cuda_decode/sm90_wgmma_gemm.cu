@@ -130,9 +130,10 @@ __device__ __forceinline__ void raise_stream_k_flag(const WgmmaGemmArgs& args) {
 
 // kStreamed: the stream-K grid (a kernel of its own: in one kernel with the data-parallel grid,
 // its segment walk and fixup took the 64-token kernel from 96 to 140 registers, which loses
-// 28672x8192's second CTA per SM).
+// 28672x8192's second CTA per SM); bounded to stream_k_ctas_per_sm CTAs per SM.
 template <int kTokens, int kWarpgroups, bool kStreamed>
-__global__ void __launch_bounds__(128 * kWarpgroups + 64) wgmma_gemm_kernel(const WgmmaGemmArgs args) {
+__global__ void __launch_bounds__(128 * kWarpgroups + 64, kStreamed ? stream_k_ctas_per_sm(kTokens) : 1)
+    wgmma_gemm_kernel(const WgmmaGemmArgs args) {
 #if FP4GEMM_SM90A_DEVICE
   using Layout = WgmmaSharedLayout<kTokens, kWarpgroups>;
   constexpr int kConsumerWarps = 4 * kWarpgroups;
@@ -482,6 +483,33 @@ cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, const WgmmaShape& shape
   FP4GEMM_WGMMA_SHAPES(FP4GEMM_WGMMA_LAUNCH)
 #undef FP4GEMM_WGMMA_LAUNCH
   return cudaErrorInvalidConfiguration;
+}
+
+namespace {
+template <int kTokens>
+int stream_k_resident_ctas_per_sm() {
+  const auto kernel = wgmma_gemm_kernel<kTokens, kStreamKWarpgroups, true>;
+  const int bytes = WgmmaSharedLayout<kTokens, kStreamKWarpgroups>::kBytes;
+  cudaFuncAttributes attributes = {};
+  if (cudaFuncGetAttributes(&attributes, kernel) != cudaSuccess) return 0;
+  // Only ever raised, as launch() does.
+  if (attributes.maxDynamicSharedSizeBytes < bytes &&
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess) {
+    return 0;
+  }
+  int ctas = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, 32 * (4 * kStreamKWarpgroups + 2), bytes) != cudaSuccess) return 0;
+  return ctas;
+}
+}  // namespace
+
+int wgmma_stream_k_resident_ctas_per_sm(int tokens) {
+  switch (tokens) {
+    case 16: return stream_k_resident_ctas_per_sm<16>();
+    case 32: return stream_k_resident_ctas_per_sm<32>();
+    case 64: return stream_k_resident_ctas_per_sm<64>();
+    default: return 0;
+  }
 }
 
 bool is_compiled_wgmma_shape(const WgmmaShape& shape) {

@@ -30,6 +30,11 @@ constexpr std::size_t stream_k_slot_bytes(const WgmmaShape& shape) {
 cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, const WgmmaShape& shape, bool programmatic, int multiprocessors,
                               cudaStream_t stream);
 
+// CTAs of the stream-K kernel for `tokens` (16, 32 or 64) that one SM of the current device holds
+// at the grid's dynamic shared memory (0 for another width or on error): what
+// stream_k_ctas_per_sm promises, for tests.
+int wgmma_stream_k_resident_ctas_per_sm(int tokens);
+
 // Whether the shape runs: (tokens, warpgroups) compiled in, multicast and splits powers of two, the cluster
 // (multicast x splits) at most kMaxWgmmaCluster CTAs.
 bool is_compiled_wgmma_shape(const WgmmaShape& shape);
