@@ -39,7 +39,8 @@ TEST(CudaDecodeKernelPlan, NamesTheKernelAndShapeTheRulesPickOnAnH200) {
   // M = 25-32: wgmma where its grid fills the SMs, and the plan gives the grid either way.
   const std::string filled = describe_kernel_plan({32, 8192, 8192, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(filled, "from M = 25 when K >= 2048 and its grid puts two warpgroups per CTA on 80% of the SMs or more, "
-                               "and from M = 17 when N >= 28672 and K >= 2048 (here 128 CTAs of 2 warpgroups on 132 SMs)): "
+                               "and from M = 17 when N >= 28672 and K >= 2048 or N >= 18432 and K >= 3072 (here 128 CTAs of 2 "
+                               "warpgroups on 132 SMs)): "
                                "activations packed for 32 tokens")) << filled;
   const std::string unfilled = describe_kernel_plan({32, 12288, 4096, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(unfilled, "mma.sync kernel (not wgmma: ")) << unfilled;

@@ -274,8 +274,11 @@ TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForLargeWeightsFromItsMinimumM) {
   EXPECT_FALSE(wgmma(24, 13312, 8192, 90));  // mma.sync by 2-14%
   EXPECT_FALSE(wgmma(17, 14336, 4096, 90));  // mma.sync by 4-15% (s17, call 1)
   EXPECT_FALSE(wgmma(17, 14336, 2048, 90));  // by 8-19%
-  EXPECT_FALSE(wgmma(20, 20480, 4096, 90));  // by 1-8% (wgmma by 4% at M = 24)
-  EXPECT_FALSE(wgmma(24, 24576, 8192, 90));  // by 6-20% (call 4)
+  // Before two stream-K CTAs per SM, mma.sync won 20480x4096 M = 20 by 1-8% and 24576x8192 M = 24
+  // by 6-20% (s17, call 4); since, wgmma wins both (s21, calls 5-6: 0.84 and 0.90).
+  EXPECT_TRUE(wgmma(20, 20480, 4096, 90));
+  EXPECT_TRUE(wgmma(24, 24576, 8192, 90));
+  EXPECT_FALSE(wgmma(20, 20480, 2048, 90));  // 2048 K below 28672 rows: mma.sync by 1-9% (s21)
   EXPECT_TRUE(wgmma(17, 28672, 8192, 90));   // wgmma by 7%
   EXPECT_TRUE(wgmma(24, 28672, 8192, 90));   // by 19%
   EXPECT_TRUE(wgmma(17, 28672, 4096, 90));   // by 4-15% (call 4)
@@ -306,6 +309,12 @@ TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForLargeWeightsFromItsMinimumM) {
   EXPECT_FALSE(wgmma(kWgmmaTallMinM - 1, kWgmmaTallMinN, kWgmmaTallMinK, 90));
   EXPECT_FALSE(wgmma(kWgmmaTallMinM, kWgmmaTallMinN - 1, kWgmmaTallMinK, 90));
   EXPECT_FALSE(wgmma(kWgmmaTallMinM, kWgmmaTallMinN, kWgmmaTallMinK - 16, 90));
+  EXPECT_TRUE(wgmma(kWgmmaTallMinM, kWgmmaTallStreamMinN, kWgmmaTallStreamMinK, 90));  // two stream-K CTAs per SM
+  EXPECT_TRUE(wgmma(kWgmmaFilledMinM - 1, kWgmmaTallStreamMinN, kWgmmaTallStreamMinK, 90));
+  EXPECT_FALSE(wgmma(kWgmmaTallMinM - 1, kWgmmaTallStreamMinN, kWgmmaTallStreamMinK, 90));
+  EXPECT_FALSE(wgmma(kWgmmaTallMinM, kWgmmaTallStreamMinN - 1, kWgmmaTallStreamMinK, 90));
+  EXPECT_FALSE(wgmma(kWgmmaTallMinM, kWgmmaTallStreamMinN, kWgmmaTallStreamMinK - 16, 90));
+  EXPECT_FALSE(wgmma(kWgmmaTallMinM, 16384, 8192, 90));  // one CTA per SM: mma.sync by 7-21%
   setenv("FP4GEMM_DECODE_KERNEL", "wgmma", 1);
   EXPECT_TRUE(wgmma(1, 16, 16, 90));
   EXPECT_FALSE(wgmma(1, 16, 16, 80));  // never on another GPU

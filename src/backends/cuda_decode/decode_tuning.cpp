@@ -213,7 +213,8 @@ DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k
   }
   const bool large = m >= kWgmmaMinM && (n >= kWgmmaMinN || n * k >= kWgmmaMinElements);
   const bool filled = in_wgmma_filled_band(m, k) && wgmma_grid_fills_sms(m, n, k, multiprocessors);
-  const bool tall = m >= kWgmmaTallMinM && m < kWgmmaFilledMinM && n >= kWgmmaTallMinN && k >= kWgmmaTallMinK;
+  const bool tall = m >= kWgmmaTallMinM && m < kWgmmaFilledMinM &&
+                    ((n >= kWgmmaTallMinN && k >= kWgmmaTallMinK) || (n >= kWgmmaTallStreamMinN && k >= kWgmmaTallStreamMinK));
   return large || filled || tall ? DecodeKernel::wgmma : DecodeKernel::mma;
 }
 

@@ -266,6 +266,16 @@ constexpr bool grid_fills_gpu(std::int64_t ctas, int resident_ctas_per_sm, int m
 //   (call 4); on 24576x4096 at M = 20-24 only (31.1 vs 34.9 at 24). So M = 17-24 keep mma.sync but
 //   from kWgmmaTallMinN rows with K >= kWgmmaTallMinK (misses: 24576x4096 M = 20-24 by 3-11%,
 //   20480x4096 M = 24 by 4%). At M <= 16 mma.sync won everywhere (8192x8192 12.0 vs 21.8).
+//   Since wgmma grids of more than one CTA per SM run two stream-K CTAs per SM
+//   (kWgmmaStreamCrowdedMaxFill), wgmma also wins from kWgmmaTallStreamMinN rows with K >=
+//   kWgmmaTallStreamMinK. H200, same run, wgmma / mma.sync at M = 17/20/24
+//   (bench/results/2026-12-01-h200-s21.md, calls 5-6): 18432x4096 0.89/0.85/0.81, 18432x8192
+//   0.88/0.79/0.73, 20480x3072 0.95/0.89/0.83, 20480x4096 0.90/0.84/0.80, 20480x6144 0.93/0.87/0.82,
+//   20480x8192 0.90/0.85/0.80, 22528x4096 0.91/0.86/0.81, 24576x4096 0.97/0.92/0.85; misses at
+//   M = 17: 24576x6144 1.04, 24576x8192 1.02 (0.90-0.98 at M = 20-24). Left on mma.sync:
+//   20480x2048 1.05/1.01/0.96, 24576x2048 1.09/1.03/0.98, and the weights that fit one CTA per SM
+//   (16384x4096 1.25/1.18/1.11, 16384x8192 1.21/1.14/1.07, 12288x4096 1.30/1.26/1.20); not
+//   measured between 16896 and 18432 rows.
 inline constexpr int kWgmmaMinM = 33;
 inline constexpr std::int64_t kWgmmaMinN = 8192;
 inline constexpr std::int64_t kWgmmaMinElements = std::int64_t(1) << 24;
@@ -275,6 +285,8 @@ inline constexpr double kWgmmaMinSmFill = 0.8;
 inline constexpr int kWgmmaTallMinM = 17;
 inline constexpr std::int64_t kWgmmaTallMinN = 28672;
 inline constexpr std::int64_t kWgmmaTallMinK = 2048;
+inline constexpr std::int64_t kWgmmaTallStreamMinN = 18432;
+inline constexpr std::int64_t kWgmmaTallStreamMinK = 3072;
 
 // Pipeline stages per CTA: each holds one chunk's weight codes and scales for the CTA's rows and
 // the chunk's activations, filled by bulk copies (bytes in flight cost no registers). Measured at
@@ -285,6 +297,9 @@ inline constexpr int kWgmmaStages = 8;
 // chunk: it retires a group only when this many newer ones are issued, so the decode of chunk c + 1
 // may take up to this many groups' tensor time before the pipe idles. Each costs a fragment set
 // of registers (16 a thread), and the stage ring holds a whole number of fragment-set rotations.
+// Two were slower wherever they changed anything: H200, M = 48/64, same run, against one
+// (bench/results/2026-12-01-h200-s21.md, call 1): one-CTA-per-SM grids 7-16% slower with 6 or 12
+// stages (12288x4096 M = 64 22.0 -> 25.1 us), 28672x8192 13-21% (108 registers: one CTA per SM).
 inline constexpr int kWgmmaGroupsInFlight = 1;
 static_assert(kWgmmaStages % (kWgmmaGroupsInFlight + 1) == 0, "each ring round starts at fragment set 0");
 // Whether the wgmma kernel's grid of `ctas` CTAs runs one CTA per SM (its shared memory padded

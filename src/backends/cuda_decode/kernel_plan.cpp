@@ -29,7 +29,8 @@ std::string kernel_reason(DecodeKernel kernel, const GemmProblem& problem, const
                            " when K >= " + std::to_string(kWgmmaFilledMinK) + " and its grid puts two warpgroups per CTA on " +
                            std::to_string(int(kWgmmaMinSmFill * 100)) + "% of the SMs or more, and from M = " +
                            std::to_string(kWgmmaTallMinM) + " when N >= " + std::to_string(kWgmmaTallMinN) + " and K >= " +
-                           std::to_string(kWgmmaTallMinK);
+                           std::to_string(kWgmmaTallMinK) + " or N >= " + std::to_string(kWgmmaTallStreamMinN) + " and K >= " +
+                           std::to_string(kWgmmaTallStreamMinK);
   std::string here;
   if (in_wgmma_filled_band(problem.m, problem.k) && device.multiprocessors > 0) {
     const WgmmaShape shape = choose_data_parallel_wgmma_shape(problem.m, problem.n, problem.k, device.multiprocessors);
