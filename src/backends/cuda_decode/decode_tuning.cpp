@@ -243,12 +243,7 @@ ResidentShape choose_resident_shape(std::int64_t m, std::int64_t k, std::int64_t
 
 WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors) {
   const WgmmaShape shape = choose_data_parallel_wgmma_shape(m, n, k, multiprocessors);
-  if (multiprocessors <= 0) return shape;
-  const double fill = wgmma_grid_fill(shape, n, multiprocessors);
-  const bool lone_warpgroups = shape.warpgroups == 1 && chunks_covering(k) >= kWgmmaStreamOneWarpgroupMinChunks;
-  const bool crowded = stream_k_ctas_per_sm(shape.tokens) > 1 && wgmma_grid_ctas(shape, n) > multiprocessors &&
-                       fill < kWgmmaStreamCrowdedMaxFill;
-  if (!(fill < kWgmmaStreamMaxFill || lone_warpgroups || crowded)) return shape;
+  if (stream_k_reason(shape, n, k, multiprocessors) == StreamKReason::none) return shape;
   // As many CTAs as the SMs hold, or one per SM where that would leave a CTA too few chunks.
   for (int per_sm = stream_k_ctas_per_sm(shape.tokens); per_sm >= 1; --per_sm) {
     const int ctas = per_sm * multiprocessors;
@@ -257,6 +252,18 @@ WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, in
     if (partition.ctas == ctas && partition.units() >= std::int64_t(kWgmmaStreamMinChunksPerCta) * ctas) return streamed;
   }
   return shape;
+}
+
+StreamKReason stream_k_reason(const WgmmaShape& data_parallel, std::int64_t n, std::int64_t k, int multiprocessors) {
+  if (multiprocessors <= 0) return StreamKReason::none;
+  const double fill = wgmma_grid_fill(data_parallel, n, multiprocessors);
+  if (fill < kWgmmaStreamMaxFill) return StreamKReason::idle;
+  if (stream_k_ctas_per_sm(data_parallel.tokens) > 1 && wgmma_grid_ctas(data_parallel, n) > multiprocessors &&
+      fill < kWgmmaStreamCrowdedMaxFill) {
+    return StreamKReason::crowded;
+  }
+  if (data_parallel.warpgroups == 1 && chunks_covering(k) >= kWgmmaStreamOneWarpgroupMinChunks) return StreamKReason::lone_warpgroups;
+  return StreamKReason::none;
 }
 
 double wgmma_grid_fill(const WgmmaShape& shape, std::int64_t n, int multiprocessors) {

@@ -266,7 +266,7 @@ constexpr bool grid_fills_gpu(std::int64_t ctas, int resident_ctas_per_sm, int m
 //   (call 4); on 24576x4096 at M = 20-24 only (31.1 vs 34.9 at 24). So M = 17-24 keep mma.sync but
 //   from kWgmmaTallMinN rows with K >= kWgmmaTallMinK (misses: 24576x4096 M = 20-24 by 3-11%,
 //   20480x4096 M = 24 by 4%). At M <= 16 mma.sync won everywhere (8192x8192 12.0 vs 21.8).
-//   Since wgmma grids of more than one CTA per SM run two stream-K CTAs per SM
+//   Since 32-token wgmma grids of more than one CTA per SM run two stream-K CTAs per SM
 //   (kWgmmaStreamCrowdedMaxFill), wgmma also wins from kWgmmaTallStreamMinN rows with K >=
 //   kWgmmaTallStreamMinK. H200, same run, wgmma / mma.sync at M = 17/20/24
 //   (bench/results/2026-12-01-h200-s21.md, calls 5-6): 18432x4096 0.89/0.85/0.81, 18432x8192
@@ -436,6 +436,10 @@ constexpr bool in_wgmma_filled_band(std::int64_t m, std::int64_t k) {
 // long K (kWgmmaStreamOneWarpgroupMinChunks) or, where stream-K CTAs fit two per SM, put two CTAs
 // on some SMs and one on others (kWgmmaStreamCrowdedMaxFill).
 WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
+// Which of those reasons holds for the data-parallel grid `data_parallel` (the first, in this
+// order), or none: the one source of the rule for choose_wgmma_shape and for explain.
+enum class StreamKReason { none, idle, crowded, lone_warpgroups };
+StreamKReason stream_k_reason(const WgmmaShape& data_parallel, std::int64_t n, std::int64_t k, int multiprocessors);
 // The data-parallel grid alone: CTAs of whole row blocks, K split in clusters (the M = 25-32 rule
 // of choose_decode_kernel judges this grid).
 WgmmaShape choose_data_parallel_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);

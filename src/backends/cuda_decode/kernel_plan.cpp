@@ -120,22 +120,24 @@ void describe_wgmma(const GemmProblem& problem, const DeviceInfo& device, std::o
   if (overridden) {
     text << " [FP4GEMM_WGMMA_SHAPE / FP4GEMM_WGMMA_STREAM]";
   } else if (shape.stream_ctas > 0) {
-    // Why not the data-parallel grid (choose_wgmma_shape's two reasons).
+    // Why not the data-parallel grid (stream_k_reason, the rule's own).
     const WgmmaShape whole = choose_data_parallel_wgmma_shape(problem.m, problem.n, problem.k, device.multiprocessors);
-    const std::int64_t whole_ctas = wgmma_grid_ctas(whole, problem.n);
-    text << ", not the data-parallel grid of " << plural(whole_ctas, "CTA", "CTAs") << " of "
+    text << ", not the data-parallel grid of " << plural(wgmma_grid_ctas(whole, problem.n), "CTA", "CTAs") << " of "
          << plural(whole.warpgroups, "warpgroup", "warpgroups");
-    const double fill = wgmma_grid_fill(whole, problem.n, device.multiprocessors);
-    if (fill < kWgmmaStreamMaxFill) {
-      text << ", which would keep the SMs busy " << int(fill * 100 + 0.5) << "% of its time (stream-K below "
-           << int(kWgmmaStreamMaxFill * 100) << "%)";
-    } else if (whole_ctas > device.multiprocessors && stream_k_ctas_per_sm(shape.tokens) > 1) {
-      text << ", which would put two CTAs on some SMs and one on others, keeping them busy " << int(fill * 100 + 0.5)
-           << "% of its time (stream-K below " << int(kWgmmaStreamCrowdedMaxFill * 100) << "% where its CTAs fit "
-           << stream_k_ctas_per_sm(shape.tokens) << " per SM)";
-    } else {
-      text << ", which would run one warpgroup per SM over " << plural(partition.chunks, "chunk", "chunks") << " (stream-K from "
-           << kWgmmaStreamOneWarpgroupMinChunks << ")";
+    const int busy = int(wgmma_grid_fill(whole, problem.n, device.multiprocessors) * 100 + 0.5);
+    switch (stream_k_reason(whole, problem.n, problem.k, device.multiprocessors)) {
+      case StreamKReason::idle:
+        text << ", which would keep the SMs busy " << busy << "% of its time (stream-K below " << int(kWgmmaStreamMaxFill * 100) << "%)";
+        break;
+      case StreamKReason::crowded:
+        text << ", which would put two CTAs on some SMs and one on others, keeping them busy " << busy << "% of its time (stream-K below "
+             << int(kWgmmaStreamCrowdedMaxFill * 100) << "% where its CTAs fit " << stream_k_ctas_per_sm(shape.tokens) << " per SM)";
+        break;
+      case StreamKReason::lone_warpgroups:
+      case StreamKReason::none:  // not reached: the rule streams only for a reason
+        text << ", which would run one warpgroup per SM over " << plural(partition.chunks, "chunk", "chunks") << " (stream-K from "
+             << kWgmmaStreamOneWarpgroupMinChunks << ")";
+        break;
     }
   }
   if (wgmma_one_cta_per_sm(ctas, device.multiprocessors)) {

@@ -26,10 +26,10 @@
 //   partial sums in shared memory and sums every splits-th accumulator quad of the column's
 //   partials (distributed shared memory) in rank order: deterministic, no workspace and no second
 //   kernel. Without a K split a CTA stores straight from its accumulators.
-// - The stream-K grid (kStreamed; stream_k_partition.hpp) is one CTA per SM instead, each walking
-//   an equal share of the (row block, chunk) pairs as segments, one per row block; a row block
-//   split between CTAs is summed by the CTA of its last chunk from the others' slots in a global
-//   workspace (finish_stream_k_segment).
+// - The stream-K grid (kStreamed; stream_k_partition.hpp) is stream_k_ctas_per_sm CTAs per SM
+//   instead, each walking an equal share of the (row block, chunk) pairs as segments, one per row
+//   block; a row block split between CTAs is summed by the CTA of its last chunk from the others'
+//   slots in a global workspace (finish_stream_k_segment).
 #include <cooperative_groups.h>
 
 #include <map>
@@ -48,6 +48,9 @@ namespace {
 // Dynamic shared memory of one CTA: the stage ring (each stage: the CTA's weight codes and scales
 // of one chunk, then the chunk's packed activations), the scale table and the mbarriers. After
 // the main loop a K split's partial sums reuse the stages.
+// Threads of a CTA: its consumer warpgroups and the two producer warps.
+constexpr int wgmma_cta_threads(int warpgroups) { return 128 * warpgroups + 64; }
+
 template <int kTokens, int kWarpgroups>
 struct WgmmaSharedLayout {
   static constexpr int kCtaTiles = 4 * kWarpgroups;
@@ -132,7 +135,7 @@ __device__ __forceinline__ void raise_stream_k_flag(const WgmmaGemmArgs& args) {
 // its segment walk and fixup took the 64-token kernel from 96 to 140 registers, which loses
 // 28672x8192's second CTA per SM); bounded to stream_k_ctas_per_sm CTAs per SM.
 template <int kTokens, int kWarpgroups, bool kStreamed>
-__global__ void __launch_bounds__(128 * kWarpgroups + 64, kStreamed ? stream_k_ctas_per_sm(kTokens) : 1)
+__global__ void __launch_bounds__(wgmma_cta_threads(kWarpgroups), kStreamed ? stream_k_ctas_per_sm(kTokens) : 1)
     wgmma_gemm_kernel(const WgmmaGemmArgs args) {
 #if FP4GEMM_SM90A_DEVICE
   using Layout = WgmmaSharedLayout<kTokens, kWarpgroups>;
@@ -140,6 +143,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups + 64, kStreamed ? stream_k_c
   constexpr int kConsumerThreads = 32 * kConsumerWarps;
   constexpr int kWeightWarp = kConsumerWarps, kActivationWarp = kConsumerWarps + 1;  // the producers
   constexpr int kThreads = 32 * (kActivationWarp + 1);
+  static_assert(kThreads == wgmma_cta_threads(kWarpgroups), "the launch bounds and the launch use this CTA size");
   constexpr int kStages = kWgmmaStages;
   constexpr int kAccumulators = kTokens / 2;
 
@@ -444,7 +448,7 @@ cudaError_t launch(const WgmmaGemmArgs& args, int splits, int multicast, bool pr
   }
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(unsigned(ctas_n), unsigned(splits));
-  config.blockDim = dim3(32 * (4 * kWarpgroups + 2));
+  config.blockDim = dim3(wgmma_cta_threads(kWarpgroups));
   config.dynamicSmemBytes = shared_bytes;
   config.stream = stream;
   cudaLaunchAttribute attributes[2];
@@ -498,7 +502,7 @@ int stream_k_resident_ctas_per_sm() {
     return 0;
   }
   int ctas = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, 32 * (4 * kStreamKWarpgroups + 2), bytes) != cudaSuccess) return 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, wgmma_cta_threads(kStreamKWarpgroups), bytes) != cudaSuccess) return 0;
   return ctas;
 }
 }  // namespace
