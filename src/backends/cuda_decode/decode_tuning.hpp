@@ -34,7 +34,10 @@ constexpr int activation_tiles(std::int64_t m) {
 // ring, and the activations of M <= 8 in shared memory (2026-12-01-h200-s11.md): read-only kernels
 // of this grid show the wait costs ~0.4-0.5 us per call and the compute chain ~1.3-1.4 (12288x4096,
 // M = 1), and the kernel's instruction issue is a large share of its time (~72 per 16x64
-// tile-chunk), so compute moved after the wait is exposed.
+// tile-chunk), so compute moved after the wait is exposed. Three and four activation tiles keep
+// 2 chunks: 4 (160-166 registers instead of 127-138) was level where the CTAs per SM held
+// (12288x4096 M = 25-32 -4%, 6144x4096 +1%) and 3-72% slower where it cost CTAs
+// (bench/results/2026-12-02-h200-s22.md, call 2).
 constexpr int weight_chunks_in_flight(int m_tiles) { return m_tiles <= 2 ? 4 : 2; }
 
 // For one activation tile, occupancy beats prefetching activations: without the second buffer
