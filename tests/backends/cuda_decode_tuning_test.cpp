@@ -63,7 +63,10 @@ TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEn
   EXPECT_EQ(shape_of(1, 4096, 12288), (Shape{1, 12, 1}));
   EXPECT_EQ(shape_of(1, 4096, 4096), (Shape{1, 12, 1}));   // 64 chunks: 5 or 6 per warp
   EXPECT_EQ(shape_of(1, 4096, 512), (Shape{1, 8, 1}));     // 8 chunks: too few to split 12 ways
-  EXPECT_EQ(shape_of(1, 4096, 1536), (Shape{1, 12, 1}));   // 24 chunks: 2 per warp suffice
+  EXPECT_EQ(shape_of(1, 4096, 1536), (Shape{1, 12, 1}));   // 24 chunks: 2 per warp
+  EXPECT_EQ(shape_of(1, 4096, 1024), (Shape{1, 12, 1}));   // 16 chunks: 1-2 per warp suffice
+  EXPECT_EQ(shape_of(4, 4096, 768), (Shape{1, 12, 1}));    // 12 chunks: one per warp
+  EXPECT_EQ(shape_of(1, 4096, 704), (Shape{1, 8, 1}));     // 11 chunks: fewer than the warps
   // 128 and 96 tiles x 12 warps still fill under 0.9 of 24 warps x 132 SMs: 12 ways would not
   // take PDL and measured slower than 8
   EXPECT_EQ(shape_of(1, 2048, 4096), (Shape{1, 8, 1}));

@@ -119,10 +119,12 @@ inline constexpr int kMaxWarpsK = 8;
 // least kMinChunksPerWideWarp chunks and the 12-warp grid does fill kProgrammaticMinSlotFraction
 // of the GPU. H200, M = 1 (bench/results/2026-12-01-h200-s11.md, shape sweep): 4096x1536 (2 chunks
 // per warp) 3.38 -> 2.49 us; where 12 K-warps still leave the GPU short, 8 were faster: 2048x4096
-// 4.84 -> 4.60, 1536x4096 4.52 -> 4.32 (repeat noise ~2%). M = 2-8 on 4096x1536 take 12 ways too,
-// unmeasured.
+// 4.84 -> 4.60, 1536x4096 4.52 -> 4.32 (repeat noise ~2%). One chunk per warp is enough: 4096x1024
+// (16 chunks, 1-2 per warp) M = 1/4 2.75/2.78 -> 2.15/2.18 us, the 8-way grid filling 0.65 of the
+// slots and so launching without PDL (bench/results/2026-12-02-h200-s22.md, call 9). M = 2-8 on
+// 4096x1536 take 12 ways too, unmeasured.
 inline constexpr int kWideWarpsK = 12;
-inline constexpr int kMinChunksPerWideWarp = 2;
+inline constexpr int kMinChunksPerWideWarp = 1;
 // Two activation tiles and two weight tiles per warp (116-122 registers): an SM holds 4 CTAs of 4
 // warps, or kFiveWarpCtasPerSm of 5. Where the tile pairs fill 90-100% of kFiveWarpCtasPerSm x SMs
 // CTAs (and so leave 4 x SMs short), K is split 5 ways instead of 4: the grid then fills the GPU
