@@ -45,12 +45,12 @@
 namespace fp4gemm::cuda_decode {
 namespace {
 
-// Dynamic shared memory of one CTA: the stage ring (each stage: the CTA's weight codes and scales
-// of one chunk, then the chunk's packed activations), the scale table and the mbarriers. After
-// the main loop a K split's partial sums reuse the stages.
 // Threads of a CTA: its consumer warpgroups and the two producer warps.
 constexpr int wgmma_cta_threads(int warpgroups) { return 128 * warpgroups + 64; }
 
+// Dynamic shared memory of one CTA: the stage ring (each stage: the CTA's weight codes and scales
+// of one chunk, then the chunk's packed activations), the scale table and the mbarriers. After
+// the main loop a K split's partial sums reuse the stages.
 template <int kTokens, int kWarpgroups>
 struct WgmmaSharedLayout {
   static constexpr int kCtaTiles = 4 * kWarpgroups;
@@ -421,6 +421,28 @@ __global__ void __launch_bounds__(wgmma_cta_threads(kWarpgroups), kStreamed ? st
 #endif
 }
 
+// Lets the kernel use `shared_bytes` of dynamic shared memory on the current device. Its limit (a
+// property of the kernel on each device) only ever rises: lowering it for a small grid would break
+// a larger launch of another thread between its setting and its launch, or one captured earlier in
+// a CUDA graph.
+template <int kTokens, int kWarpgroups, bool kStreamed>
+cudaError_t raise_shared_limit(int shared_bytes) {
+  static std::mutex limits_mutex;
+  static std::map<int, int> limits;  // device -> the limit set there (a cudaDeviceReset, which
+                                     // the library never calls, would need it cleared)
+  int device = 0;
+  if (const cudaError_t status = cudaGetDevice(&device); status != cudaSuccess) return status;
+  const std::lock_guard<std::mutex> lock(limits_mutex);
+  int& limit = limits[device];
+  if (shared_bytes > limit) {
+    const cudaError_t configured =
+        cudaFuncSetAttribute(wgmma_gemm_kernel<kTokens, kWarpgroups, kStreamed>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes);
+    if (configured != cudaSuccess) return configured;
+    limit = shared_bytes;
+  }
+  return cudaSuccess;
+}
+
 template <int kTokens, int kWarpgroups, bool kStreamed>
 cudaError_t launch(const WgmmaGemmArgs& args, int splits, int multicast, bool programmatic, int multiprocessors, cudaStream_t stream) {
   using Layout = WgmmaSharedLayout<kTokens, kWarpgroups>;
@@ -429,23 +451,7 @@ cudaError_t launch(const WgmmaGemmArgs& args, int splits, int multicast, bool pr
   const std::int64_t ctas_n = kStreamed ? args.stream.ctas : grid_ctas_along_n(WgmmaShape{kTokens, kWarpgroups, splits, multicast}, args.n);
   // One CTA per SM: the most shared memory a CTA may have leaves no room for a second.
   const int shared_bytes = wgmma_one_cta_per_sm(ctas_n * splits, multiprocessors) ? int(kSm90SharedBytesPerBlock) : Layout::kBytes;
-  // The kernel's shared-memory limit (a property of the kernel on each device) only ever rises:
-  // lowering it for a small grid would break a larger launch of another thread between its setting
-  // and its launch, or one captured earlier in a CUDA graph.
-  static std::mutex limits_mutex;
-  static std::map<int, int> limits;  // device -> the limit set there (a cudaDeviceReset, which
-                                     // the library never calls, would need it cleared)
-  int device = 0;
-  if (const cudaError_t status = cudaGetDevice(&device); status != cudaSuccess) return status;
-  {
-    const std::lock_guard<std::mutex> lock(limits_mutex);
-    int& limit = limits[device];
-    if (shared_bytes > limit) {
-      const cudaError_t configured = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes);
-      if (configured != cudaSuccess) return configured;
-      limit = shared_bytes;
-    }
-  }
+  if (const cudaError_t raised = raise_shared_limit<kTokens, kWarpgroups, kStreamed>(shared_bytes); raised != cudaSuccess) return raised;
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(unsigned(ctas_n), unsigned(splits));
   config.blockDim = dim3(wgmma_cta_threads(kWarpgroups));
@@ -492,17 +498,13 @@ cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, const WgmmaShape& shape
 namespace {
 template <int kTokens>
 int stream_k_resident_ctas_per_sm() {
-  const auto kernel = wgmma_gemm_kernel<kTokens, kStreamKWarpgroups, true>;
   const int bytes = WgmmaSharedLayout<kTokens, kStreamKWarpgroups>::kBytes;
-  cudaFuncAttributes attributes = {};
-  if (cudaFuncGetAttributes(&attributes, kernel) != cudaSuccess) return 0;
-  // Only ever raised, as launch() does.
-  if (attributes.maxDynamicSharedSizeBytes < bytes &&
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess) {
+  if (raise_shared_limit<kTokens, kStreamKWarpgroups, true>(bytes) != cudaSuccess) return 0;
+  int ctas = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, wgmma_gemm_kernel<kTokens, kStreamKWarpgroups, true>,
+                                                    wgmma_cta_threads(kStreamKWarpgroups), bytes) != cudaSuccess) {
     return 0;
   }
-  int ctas = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, wgmma_cta_threads(kStreamKWarpgroups), bytes) != cudaSuccess) return 0;
   return ctas;
 }
 }  // namespace

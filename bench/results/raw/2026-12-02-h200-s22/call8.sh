@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 22, call 8: the one-activation-tile kernels with the scale applied after the MMA
-# (`scaleafter`: scaleafter_sm90_decode_gemm.cu replaces the library's sm90_decode_gemm.cu; valid
+# (`scaleafter`: scaleafter.patch applied to sm90_decode_gemm.cu of 3eb92eb; valid
 # for M <= 2 only, an experiment): the GPU tests linked to it (M = 3-8 are expected to fail), then
 # tip vs scaleafter at M = 1 and 2.
 set -u
