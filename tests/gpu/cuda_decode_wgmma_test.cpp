@@ -1,9 +1,10 @@
-// `cuda_decode`'s wgmma kernel (SM 9.0) at every compiled CTA shape and several K splits, forced
+// `cuda_decode`'s wgmma kernels (SM 9.0) at every compiled CTA shape and several K splits, forced
 // through FP4GEMM_DECODE_KERNEL / FP4GEMM_WGMMA_SHAPE and checked against the CPU `ref` oracle on
 // fresh random inputs: partial row blocks (N not a multiple of the CTA's rows, and N below one
 // warp's 16 rows), partial 64-chunks, splits that do not divide the chunk count and splits with no
 // chunk at all, every token width (M = 1 … 64, padded to 16, 32 or 64); and the activation-resident
-// kernel (FP4GEMM_DECODE_KERNEL=resident) at every K split. Skips without an SM 9.0 GPU.
+// kernel (FP4GEMM_DECODE_KERNEL=resident) at every K split; and the prefill kernel (M > 64). Skips
+// without an SM 9.0 GPU.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -223,6 +224,38 @@ TEST_F(CudaDecodeWgmma, AShapeThisBuildDoesNotCompileIsAClearError) {
   const RefusedRun run = run_expecting_refusal(*backend_, gpu_, {40, 64, 64, ActivationType::bf16, DType::f32}, *stream_);
   EXPECT_TRUE(run.threw);
   EXPECT_TRUE(run.output_untouched);
+}
+
+// The prefill kernel (M > 64, or forced by FP4GEMM_DECODE_KERNEL=prefill): partial token blocks
+// (M not a multiple of its 128 rows, and M below one warp's 16 rows), partial row blocks (N = 7, 300),
+// K = 16 (one partial chunk), 80, 1040 (a partial chunk) and 4160 (65 chunks: more than both rings
+// hold, and not a multiple of the 3-chunk unroll of its consumers).
+TEST_F(CudaDecodeWgmma, PrefillKernelMatchesTheReference) {
+  const std::pair<std::int64_t, std::int64_t> sizes[] = {{7, 16}, {7, 80}, {300, 1040}, {129, 4160}};
+  for (std::int64_t m : {65, 128, 200, 257}) {
+    for (const auto& [n, k] : sizes) {
+      const std::string failures = check({m, n, k, ActivationType::bf16, DType::f32});
+      ASSERT_TRUE(failures.empty()) << "prefill: " << failures;
+    }
+  }
+  const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", "prefill");
+  for (std::int64_t m : {1, 9, 64}) {
+    const std::string failures = check({m, 300, 1040, ActivationType::bf16, DType::f32});
+    ASSERT_TRUE(failures.empty()) << "prefill forced: " << failures;
+  }
+}
+
+// Every activation and output type through the prefill kernel, and strided views: an activation
+// whose rows are not 16-byte aligned (copied first) and an output with padded rows.
+TEST_F(CudaDecodeWgmma, PrefillKernelTakesEveryTypeAndStride) {
+  for (ActivationType activation : {ActivationType::bf16, ActivationType::nvfp4}) {
+    for (DType output : {DType::f32, DType::bf16, DType::f16}) {
+      const std::string failures = check({130, 129, 4096, activation, output});
+      ASSERT_TRUE(failures.empty()) << "prefill: " << failures;
+    }
+  }
+  EXPECT_TRUE(check({97, 133, 1040, ActivationType::bf16, DType::bf16}, 1043, 141).empty());
+  EXPECT_TRUE(check({97, 133, 1040, ActivationType::bf16, DType::f32}, 1048, 133).empty());
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "backends/cuda_decode/decode_tuning.hpp"
 #include "backends/cuda_decode/kernel_plan.hpp"
 #include "backends/cuda_decode/sm90_decode_gemm.cuh"
+#include "backends/cuda_decode/sm90_prefill_gemm.cuh"
 #include "backends/cuda_decode/sm90_resident_gemm.cuh"
 #include "backends/cuda_decode/sm90_wgmma_gemm.cuh"
 #include "backends/cuda_dequant_cublas/dequant_kernels.hpp"
@@ -84,6 +85,16 @@ void run_mma(const GemmProblem& problem, const DecodeWeight& prepared, const voi
       mma_launch_shape(problem, prepared.multiprocessors, policy != cuda_decode::ProgrammaticLaunch::off);
   cuda::check_cuda(cuda_decode::launch_decode_gemm(args, shape, policy, prepared.multiprocessors, stream),
                    "cuda_decode: launching the kernel");
+}
+
+void run_prefill(const GemmProblem& problem, const DecodeWeight& prepared, const void* activations, std::int64_t activation_stride,
+                 float alpha, const MutableDenseView& out, cuda_decode::ProgrammaticLaunch policy, cudaStream_t stream) {
+  cuda_decode::PrefillGemmArgs args;
+  static_cast<cuda_decode::KernelProblem&>(args) = kernel_problem(problem, prepared, alpha, out);
+  args.activations = activations;
+  args.activation_stride = activation_stride;
+  cuda::check_cuda(cuda_decode::launch_prefill_gemm(args, policy != cuda_decode::ProgrammaticLaunch::off, stream),
+                   "cuda_decode: launching the prefill kernel");
 }
 
 // The activations packed into the image the two wgmma kernels' shared-memory operand B reads
@@ -247,15 +258,15 @@ CheckResult CudaDecodeBackend::check_device(const DeviceInfo& device) const {
 
 CheckResult CudaDecodeBackend::check_problem(const GemmProblem& problem, const DeviceInfo& device) const {
   if (problem.k % 16 != 0) return CheckResult::fail("K must be a multiple of 16");
-  if (problem.m > cuda_decode::kMaxActivationRows) {
-    return CheckResult::fail("serves M <= " + std::to_string(cuda_decode::kMaxActivationRows) + " (small-M kernel); M is " +
-                             std::to_string(problem.m));
+  if (problem.m > cuda_decode::kMaxActivationRows && device.sm() != 90) {
+    return CheckResult::fail("serves M <= " + std::to_string(cuda_decode::kMaxActivationRows) +
+                             " here (larger M runs its prefill kernel, SM 9.0 only); M is " + std::to_string(problem.m));
   }
   if (problem.activation == ActivationType::f32) {
     return CheckResult::fail("takes BF16 (W4A16) or NVFP4 (W4A4) activations; FP32 would be rounded to BF16 "
                              "(cuda_dequant_cublas keeps FP32 exact)");
   }
-  if (problem.n > INT32_MAX || problem.k > INT32_MAX) return CheckResult::fail("N and K must be below 2^31");
+  if (problem.m > INT32_MAX || problem.n > INT32_MAX || problem.k > INT32_MAX) return CheckResult::fail("M, N and K must be below 2^31");
   const double weight_bytes = double(problem.n) * double(problem.k) * 0.5625;
   if (device.free_memory_bytes > 0 && weight_bytes > double(device.free_memory_bytes)) {
     return CheckResult::fail("the prepared weight (" + std::to_string(std::int64_t(weight_bytes) >> 20) +
@@ -296,8 +307,9 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
   if (problem.activation == ActivationType::f32) {
     throw Error(ErrorCode::unsupported, "cuda_decode takes BF16 or NVFP4 activations; use cuda_dequant_cublas for FP32");
   }
-  if (problem.m > cuda_decode::kMaxActivationRows) {
-    throw Error(ErrorCode::unsupported, "cuda_decode serves M <= 64; M is " + std::to_string(problem.m));
+  if (problem.m > cuda_decode::kMaxActivationRows && prepared.sm != 90) {
+    throw Error(ErrorCode::unsupported, "cuda_decode serves M <= 64 on this GPU (its prefill kernel is SM 9.0 only); M is " +
+                                            std::to_string(problem.m));
   }
   if (problem.m == 0 || problem.n == 0) return;
   cuda::DeviceGuard guard(prepared.device);
@@ -352,6 +364,9 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
       break;
     case cuda_decode::DecodeKernel::resident:
       run_resident(problem, prepared, bf16_activations, activation_stride, alpha, out, policy, stream);
+      break;
+    case cuda_decode::DecodeKernel::prefill:
+      run_prefill(problem, prepared, activations, activation_stride, alpha, out, policy, stream);
       break;
   }
 }

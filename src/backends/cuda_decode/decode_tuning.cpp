@@ -190,6 +190,7 @@ const char* decode_kernel_name(DecodeKernel kernel) {
     case DecodeKernel::mma: return "mma.sync";
     case DecodeKernel::wgmma: return "wgmma";
     case DecodeKernel::resident: return "resident wgmma";
+    case DecodeKernel::prefill: return "prefill";
   }
   return "?";
 }
@@ -202,6 +203,7 @@ bool wgmma_grid_fills_sms(std::int64_t m, std::int64_t n, std::int64_t k, int mu
 
 DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sm, int multiprocessors) {
   if (sm != 90) return DecodeKernel::mma;  // wgmma is SM 9.0 only (sm_90a)
+  if (m > kMaxActivationRows) return DecodeKernel::prefill;
   const auto resident_fits = [&] { return choose_resident_shape(m, k, kSm90SharedBytesPerBlock).splits > 0; };
   const char* text = tuning_knob("FP4GEMM_DECODE_KERNEL");
   if (text != nullptr) {
@@ -209,7 +211,8 @@ DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k
     if (kernel == "wgmma") return DecodeKernel::wgmma;
     if (kernel == "mma") return DecodeKernel::mma;
     if (kernel == "resident") return resident_fits() ? DecodeKernel::resident : DecodeKernel::wgmma;
-    throw_invalid("FP4GEMM_DECODE_KERNEL must be 'mma', 'wgmma' or 'resident', not '" + kernel + "'");
+    if (kernel == "prefill") return DecodeKernel::prefill;
+    throw_invalid("FP4GEMM_DECODE_KERNEL must be 'mma', 'wgmma', 'resident' or 'prefill', not '" + kernel + "'");
   }
   const bool large = m >= kWgmmaMinM && (n >= kWgmmaMinN || n * k >= kWgmmaMinElements);
   const bool filled = in_wgmma_filled_band(m, k) && wgmma_grid_fills_sms(m, n, k, multiprocessors);

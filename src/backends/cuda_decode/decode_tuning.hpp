@@ -413,16 +413,27 @@ struct WgmmaShape {
   int stream_ctas = 0;
 };
 
-// The three kernels of cuda_decode: mma.sync (any SM 8.0+ GPU, sm90_decode_gemm.cu), and on SM 9.0
-// the wgmma kernel (sm90_wgmma_gemm.cu) and the activation-resident wgmma kernel
-// (sm90_resident_gemm.cu).
-enum class DecodeKernel { mma, wgmma, resident };
+// The prefill kernel (sm90_prefill_gemm.cu, M > kMaxActivationRows on SM 9.0): CTAs of 128
+// activation rows x 128 weight rows; kPrefillDecodeWarps warps decode each chunk's weight record into
+// BF16 in shared memory (kPrefillDecodedStages stages of 16 KiB), fed by a ring of
+// kPrefillRecordStages bulk-copied records (4.5 KiB each). First settings, not yet tuned.
+inline constexpr int kPrefillCtaTokens = 128;  // two consumer warpgroups of 64
+inline constexpr int kPrefillCtaRows = 128;    // one weight record (decode_layout.hpp)
+inline constexpr int kPrefillDecodeWarps = 4;
+inline constexpr int kPrefillRecordStages = 6;
+inline constexpr int kPrefillDecodedStages = 4;
+
+// The four kernels of cuda_decode: mma.sync (any SM 8.0+ GPU, sm90_decode_gemm.cu), and on SM 9.0
+// the wgmma kernel (sm90_wgmma_gemm.cu), the activation-resident wgmma kernel
+// (sm90_resident_gemm.cu) and, above kMaxActivationRows, the prefill kernel (sm90_prefill_gemm.cu).
+enum class DecodeKernel { mma, wgmma, resident, prefill };
 const char* decode_kernel_name(DecodeKernel kernel);
 
 // Which kernel cuda_decode runs for an M x N x K problem on a GPU of SM `sm` (major * 10 + minor)
 // with `multiprocessors` SMs (0 when unknown: the M = 25-32 rule then keeps mma.sync).
-// FP4GEMM_DECODE_KERNEL=mma|wgmma|resident overrides the rule for measurements (SM 9.0 only; a
-// resident shape that does not fit shared memory falls back to wgmma).
+// FP4GEMM_DECODE_KERNEL=mma|wgmma|resident|prefill overrides the rule for measurements (SM 9.0
+// only; a resident shape that does not fit shared memory falls back to wgmma; above
+// kMaxActivationRows only the prefill kernel runs).
 DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sm, int multiprocessors);
 
 // Whether the wgmma grid of the problem has two consumer warpgroups per CTA on at least

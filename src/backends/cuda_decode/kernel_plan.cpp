@@ -18,6 +18,7 @@ std::string plural(std::int64_t count, const char* one, const char* many) {
 // Why the kernel switch chose what it did.
 std::string kernel_reason(DecodeKernel kernel, const GemmProblem& problem, const DeviceInfo& device) {
   if (device.sm() != 90) return "the only kernel off SM 9.0, where wgmma is sm_90a code";
+  if (problem.m > kMaxActivationRows) return "M > " + std::to_string(kMaxActivationRows) + ": the decode kernels' widest wgmma is 64 rows";
   if (const char* forced = tuning_knob("FP4GEMM_DECODE_KERNEL")) {
     if (std::string(forced) == "resident" && kernel != DecodeKernel::resident) {
       return "FP4GEMM_DECODE_KERNEL=resident, but no K split of it fits shared memory";
@@ -159,6 +160,18 @@ void describe_resident(const GemmProblem& problem, std::ostringstream& text) {
   if (tuning_knob("FP4GEMM_RESIDENT_SPLITS") != nullptr) text << " [FP4GEMM_RESIDENT_SPLITS]";
 }
 
+void describe_prefill(const GemmProblem& problem, const DeviceInfo& device, std::ostringstream& text) {
+  const std::int64_t ctas = (problem.m + kPrefillCtaTokens - 1) / kPrefillCtaTokens * ((problem.n + kPrefillCtaRows - 1) / kPrefillCtaRows);
+  text << plural(ctas, "CTA", "CTAs") << " of " << kPrefillCtaTokens << " activation rows x " << kPrefillCtaRows
+       << " weight rows (one per SM), " << kPrefillDecodeWarps
+       << " warps decoding each chunk into BF16 in shared memory for two warpgroups of wgmma.m64n128k16";
+  if (device.multiprocessors > 0) {
+    char waves[32];
+    std::snprintf(waves, sizeof waves, "%.2f", double(ctas) / device.multiprocessors);
+    text << " (" << waves << " waves on " << device.multiprocessors << " SMs)";
+  }
+}
+
 // Whether the kernel is launched with programmatic dependent launch, and by which rule.
 std::string describe_programmatic_launch(ProgrammaticLaunch policy, DecodeKernel kernel, int sm) {
   if (sm < 90) return "no programmatic dependent launch (SM 9.0 and newer)";
@@ -181,6 +194,7 @@ std::string describe_kernel_plan(const GemmProblem& problem, const DeviceInfo& d
       case DecodeKernel::mma: describe_mma(problem, device, resident_ctas_per_sm, text); break;
       case DecodeKernel::wgmma: describe_wgmma(problem, device, text); break;
       case DecodeKernel::resident: describe_resident(problem, text); break;
+      case DecodeKernel::prefill: describe_prefill(problem, device, text); break;
     }
     text << "; " << describe_programmatic_launch(programmatic_launch_policy(device.sm()), kernel, device.sm());
   } catch (const Error& error) {

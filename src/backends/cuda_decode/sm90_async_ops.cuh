@@ -230,6 +230,31 @@ __device__ __forceinline__ void wgmma_k16(float (&d)[kTokens / 2], const std::ui
   if constexpr (kTokens == 64) wgmma_m64n64k16<kHigh>(d, a, b_descriptor_low);
 }
 
+// D(64 x 128) += A(64 x 16, registers) * B(16 x 128, shared memory, K-major): the prefill kernel's
+// wgmma (sm90_prefill_gemm.cu), whose A is 64 activation rows and B 128 decoded weight rows.
+template <std::uint64_t kHigh>
+__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], const std::uint32_t (&a)[4], std::uint32_t b_descriptor_low) {
+  asm volatile(
+      "{\n.reg .pred accumulate;\n.reg .b64 descriptor;\nsetp.ne.b32 accumulate, %70, 0;\n"
+      "cvt.u64.u32 descriptor, %68;\nor.b64 descriptor, descriptor, %69;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, descriptor, accumulate, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b_descriptor_low), "n"(kHigh), "r"(1));
+}
+
+// Makes this thread's generic-proxy writes to shared memory (stmatrix, st.shared) visible to the
+// async proxy (wgmma operands) before the barrier arrival that publishes them.
+__device__ __forceinline__ void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+// Stores four 8x8 BF16 matrices, register i of every lane holding matrix i in the mma A fragment
+// layout (lane l: row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1); lanes 8i .. 8i + 7 give the
+// shared addresses of matrix i's eight 16-byte rows.
+__device__ __forceinline__ void store_matrix_x4(std::uint32_t row_address, const std::uint32_t (&registers)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(row_address), "r"(registers[0]),
+               "r"(registers[1]), "r"(registers[2]), "r"(registers[3])
+               : "memory");
+}
+
 #endif  // FP4GEMM_SM90A_DEVICE
 
 }  // namespace fp4gemm::cuda_decode

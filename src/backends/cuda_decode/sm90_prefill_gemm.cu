@@ -1,0 +1,298 @@
+// NVFP4 x BF16 GEMM for M > 64 on Hopper ("prefill"): out = A * W^T with the activations as the
+// wgmma's A operand (64 rows per warpgroup, from registers) and the decoded weight as its B operand
+// (128 weight rows, from shared memory), so each decoded weight element serves 128 activation rows.
+//
+// Why this split, not the decode kernels' (weights as A from registers, activations as B): a
+// decode kernel's wgmma is as wide as M (at most 64 columns), and at that width the decode's ALU
+// work adds to the tensor pipe's time instead of hiding under it; at 128-256 columns it hides
+// (bench/results/2026-12-02-h200-s22.md, the wgmma microbenchmarks). Writing BF16 weights to shared
+// memory costs 2 B written and 2 B read per element; at M = 64 that alone is the SM's whole
+// shared-memory bandwidth at the pipe's rate (2026-12-01-h200-s18.md), but here each element is
+// read by two warpgroups of 64 rows (256 FLOPs per element), which leaves room.
+//
+// A CTA is 128 activation rows x 128 weight rows (one weight record per chunk, decode_layout.hpp):
+// - kPrefillDecodeWarps decode warps: the first one's lane 0 bulk-copies each chunk's record (codes
+//   and scales, 4.5 KiB) into a ring ahead of them; they decode it with the decode kernels' decode (decode_tile_at) and
+//   write the BF16 fragments to a ring of decoded stages with stmatrix, in wgmma's no-swizzle
+//   K-major core-matrix layout (the packed activations' layout, activation_pack_layout.hpp);
+// - two consumer warpgroups load their 64 activation rows' chunk straight from global memory into
+//   A fragments (the K permutation inside a chunk is the decode layout's, so a lane's 16 columns
+//   of a row are contiguous: two 16-byte loads), two chunks ahead, and issue four
+//   wgmma.m64n128k16 per chunk.
+// Full/empty mbarriers order the rings. The weights depend on no earlier kernel, so the decode
+// warps start before the grid-dependency wait; the consumers wait before their first load.
+#include <map>
+#include <mutex>
+
+#include "backends/cuda_common/programmatic_launch.cuh"
+#include "backends/cuda_decode/activation_pack_layout.hpp"
+#include "backends/cuda_decode/decode_device.cuh"
+#include "backends/cuda_decode/decode_tuning.hpp"
+#include "backends/cuda_decode/sm90_async_ops.cuh"
+#include "backends/cuda_decode/sm90_prefill_gemm.cuh"
+#include "backends/cuda_decode/sm90_wgmma_chunk.cuh"
+
+namespace fp4gemm::cuda_decode {
+namespace {
+
+constexpr int kConsumerWarpgroups = kPrefillCtaTokens / 64;
+constexpr int kConsumerThreads = 128 * kConsumerWarpgroups;
+constexpr int kFirstDecodeWarp = 4 * kConsumerWarpgroups;
+// 12 warps, 3 per SM sub-partition, leave 168 registers a thread; a 13th warp (a producer of its
+// own) would cap them at 128 (a sub-partition's 16384 registers over 4 warps), which spilled the
+// consumers' accumulators and fragments. So lane 0 of the first decode warp issues the copies.
+constexpr int kPrefillThreads = 32 * (kFirstDecodeWarp + kPrefillDecodeWarps);
+
+// Dynamic shared memory: the record ring, the decoded ring, the scale table, the mbarriers.
+struct PrefillSharedLayout {
+  static constexpr int kCtaTiles = kTilesPerBlock;  // one record
+  static_assert(kTileRows * kCtaTiles == kPrefillCtaRows, "a CTA's weight rows are one record's");
+  static constexpr int kRecordStageBytes = kRecordBytes;
+  // A decoded stage: [4 MMA blocks][16 row groups][2 k-halves][8 rows][8 k-slots] BF16.
+  static constexpr int kDecodedBlockBytes = kPrefillCtaRows * 16 * 2;
+  static constexpr int kDecodedStageBytes = kBlocksPerChunk * kDecodedBlockBytes;
+  static constexpr int kDecodedOffset = kPrefillRecordStages * kRecordStageBytes;
+  static constexpr int kTableOffset = kDecodedOffset + kPrefillDecodedStages * kDecodedStageBytes;
+  static constexpr int kBarrierOffset = kTableOffset + 256 * 4;
+  static constexpr int kBytes = kBarrierOffset + 2 * (kPrefillRecordStages + kPrefillDecodedStages) * 8;
+  static_assert(kRecordStageBytes % 128 == 0 && kDecodedOffset % 128 == 0, "stages stay 128-byte aligned");
+  static_assert(2 * kCoreMatrixKStep == kCoreMatrixNStep, "a row group is its two k-halves of 8 rows x 16 bytes");
+  static_assert(kCtaTiles % kPrefillDecodeWarps == 0, "every decode warp takes as many tiles");
+};
+
+#if FP4GEMM_SM90A_DEVICE
+// A thread's place in a ring: the stage of its next chunk and that round's barrier parity.
+struct RingPosition {
+  int stage = 0;
+  unsigned phase = 0;
+  __device__ __forceinline__ void advance(int stages) {
+    if (++stage == stages) stage = 0, phase ^= 1;
+  }
+};
+
+// One chunk's A fragments of a lane: rows `row` and row + 8 of its warp's 16, the lane's 16 columns
+// (chunk columns 16t .. 16t + 15, t = lane % 4) of each; zeros past M or K. MMA block b takes
+// columns 16t + 4b .. 16t + 4b + 3: fragment registers 0 and 2 from row `row`, 1 and 3 from row + 8.
+struct ActivationRows {
+  const uint4* low = nullptr;   // row `row`'s first 16 bytes of chunk 0, or null past M
+  const uint4* high = nullptr;  // row + 8's
+};
+__device__ __forceinline__ void load_activation_chunk(const ActivationRows& rows, int chunk, bool in_k,
+                                                      std::uint32_t (&a)[kBlocksPerChunk][4]) {
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+  const std::int64_t at = std::int64_t(chunk) * (kChunkK * 2 / 16);
+  const uint4 low0 = rows.low && in_k ? __ldg(rows.low + at) : zero;
+  const uint4 low1 = rows.low && in_k ? __ldg(rows.low + at + 1) : zero;
+  const uint4 high0 = rows.high && in_k ? __ldg(rows.high + at) : zero;
+  const uint4 high1 = rows.high && in_k ? __ldg(rows.high + at + 1) : zero;
+  a[0][0] = low0.x, a[0][1] = high0.x, a[0][2] = low0.y, a[0][3] = high0.y;
+  a[1][0] = low0.z, a[1][1] = high0.z, a[1][2] = low0.w, a[1][3] = high0.w;
+  a[2][0] = low1.x, a[2][1] = high1.x, a[2][2] = low1.y, a[2][3] = high1.y;
+  a[3][0] = low1.z, a[3][1] = high1.z, a[3][2] = low1.w, a[3][3] = high1.w;
+}
+
+// Stores a consumer lane's accumulators times `scale`: d[4j + 2h + e] is activation row
+// first_token + 8h, weight row first_row + 8j + e (the wgmma D layout, rows 16 per warp).
+template <class T>
+__device__ __forceinline__ void store_prefill_accumulators(const KernelProblem& args, const float (&d)[64], std::int64_t first_token,
+                                                           std::int64_t first_row, float scale) {
+  T* const out = static_cast<T*>(args.out);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const std::int64_t token = first_token + 8 * h;
+    if (token >= args.m) continue;
+    T* const row_out = out + token * args.out_stride;
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      const std::int64_t n = first_row + 8 * j;
+      if (n < args.n) row_out[n] = output_value<T>(scale * d[4 * j + 2 * h]);
+      if (n + 1 < args.n) row_out[n + 1] = output_value<T>(scale * d[4 * j + 2 * h + 1]);
+    }
+  }
+}
+#endif
+
+__global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const PrefillGemmArgs args) {
+#if FP4GEMM_SM90A_DEVICE
+  using Layout = PrefillSharedLayout;
+  constexpr int kRecordStages = kPrefillRecordStages, kDecodedStages = kPrefillDecodedStages;
+
+  extern __shared__ __align__(128) std::uint8_t shared[];
+  std::uint32_t* scale_table = reinterpret_cast<std::uint32_t*>(shared + Layout::kTableOffset);
+  std::uint64_t* record_full = reinterpret_cast<std::uint64_t*>(shared + Layout::kBarrierOffset);
+  std::uint64_t* record_empty = record_full + kRecordStages;
+  std::uint64_t* decoded_full = record_empty + kRecordStages;
+  std::uint64_t* decoded_empty = decoded_full + kDecodedStages;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const std::int64_t row_block = blockIdx.y;  // the CTA's record column: weight rows 128 * row_block ...
+  const int chunks = args.chunks;
+
+  if (threadIdx.x == 0) {
+    for (int stage = 0; stage < kRecordStages; ++stage) {
+      mbarrier_init(&record_full[stage], 1);                         // the copying lane's expect-bytes arrival
+      mbarrier_init(&record_empty[stage], 32 * kPrefillDecodeWarps);  // every decode lane
+    }
+    for (int stage = 0; stage < kDecodedStages; ++stage) {
+      mbarrier_init(&decoded_full[stage], 32 * kPrefillDecodeWarps);
+      mbarrier_init(&decoded_empty[stage], kConsumerThreads);
+    }
+    fence_barrier_init();
+  }
+  fill_scale_table(scale_table, threadIdx.x, kPrefillThreads);
+  __syncthreads();  // barriers and the scale table are ready before any copy, decode or arrival
+
+  const std::uint32_t base = shared_address(shared);
+  const auto barrier_at = [](const std::uint64_t* ring, int stage) { return shared_address(ring + stage); };
+
+  if (warp >= kFirstDecodeWarp) {
+    // Tiles decode_warp, decode_warp + kPrefillDecodeWarps, ... of each chunk, from the record ring
+    // into A-layout fragments, then into the decoded ring: fragment register i is stmatrix's
+    // matrix i, rows 0-7 / 8-15 of the tile (the next row group) for i = 0 / 1 and k-slots 0-7 /
+    // 8-15 (the next k-half) for i = 0-1 / 2-3; lanes 8i .. 8i + 7 address matrix i's rows. A
+    // 16-row tile of weight rows is, in the decoded block, two row groups of wgmma's B (N rows).
+    constexpr int kTilesPerWarp = Layout::kCtaTiles / kPrefillDecodeWarps;
+    const int decode_warp = warp - kFirstDecodeWarp;
+    const std::uint32_t table_address = shared_address(scale_table);
+    const std::uint32_t lane_row_offset = ((lane >> 3) & 1) * kCoreMatrixNStep + (lane >> 4) * kCoreMatrixKStep + (lane & 7) * 16;
+    // The copies: lane 0 of decode warp 0 keeps kRecordStages - 1 chunks in flight ahead of its
+    // own decode; a stage is refilled once every decode lane has read it.
+    const bool copies = decode_warp == 0 && lane == 0;
+    const std::uint8_t* next_record = static_cast<const std::uint8_t*>(args.records) + record_offset(row_block * kTilesPerBlock, 0, chunks);
+    RingPosition copy;
+    int copied = 0;
+    const auto copy_next_record = [&] {
+      mbarrier_wait(barrier_at(record_empty, copy.stage), copy.phase ^ 1);  // a fresh barrier passes parity 1
+      const std::uint32_t full = barrier_at(record_full, copy.stage);
+      mbarrier_arrive_expect_bytes(full, kRecordBytes);
+      bulk_copy_to_shared(base + copy.stage * Layout::kRecordStageBytes, next_record, kRecordBytes, full);
+      next_record += kRecordBytes;
+      copy.advance(kRecordStages);
+      ++copied;
+    };
+    if (copies) {
+      while (copied < min(chunks, kRecordStages - 1)) copy_next_record();
+    }
+    RingPosition record, decoded;
+    for (int chunk = 0; chunk < chunks; ++chunk, record.advance(kRecordStages), decoded.advance(kDecodedStages)) {
+      if (copies && copied < chunks) copy_next_record();
+      mbarrier_wait(barrier_at(record_full, record.stage), record.phase);
+      const std::uint32_t stage = base + record.stage * Layout::kRecordStageBytes;
+      std::uint32_t fragments[kTilesPerWarp][kBlocksPerChunk][4];
+#pragma unroll
+      for (int j = 0; j < kTilesPerWarp; ++j) {
+        const int tile = decode_warp + j * kPrefillDecodeWarps;
+        decode_tile_at(stage + tile * kTileCodeBytes + lane * 16, stage + kRecordCodeBytes + tile * kTileScaleBytes + lane * 2,
+                       table_address, fragments[j]);
+      }
+      mbarrier_arrive(barrier_at(record_empty, record.stage));  // this lane's reads of the record are done
+      mbarrier_wait(barrier_at(decoded_empty, decoded.stage), decoded.phase ^ 1);
+      const std::uint32_t decoded_stage = base + Layout::kDecodedOffset + decoded.stage * Layout::kDecodedStageBytes;
+#pragma unroll
+      for (int j = 0; j < kTilesPerWarp; ++j) {
+        const int tile = decode_warp + j * kPrefillDecodeWarps;
+#pragma unroll
+        for (int block = 0; block < kBlocksPerChunk; ++block) {
+          store_matrix_x4(decoded_stage + block * Layout::kDecodedBlockBytes + tile * 2 * kCoreMatrixNStep + lane_row_offset,
+                          fragments[j][block]);
+        }
+      }
+      fence_proxy_async_shared();  // stmatrix writes through the generic proxy; wgmma reads through the async one
+      mbarrier_arrive(barrier_at(decoded_full, decoded.stage));
+    }
+    return;
+  }
+
+  // The consumer warpgroups: warp w (of 8) holds activation rows 16w + g and 16w + g + 8 of the
+  // CTA's 128 (g = lane / 4) in its A fragments; its warpgroup's wgmmas cover 64 rows x 128 weight rows.
+  const int t = lane % 4;
+  const std::int64_t first_token = std::int64_t(blockIdx.x) * kPrefillCtaTokens + 16 * warp + lane / 4;
+  const auto* activations = static_cast<const std::uint16_t*>(args.activations);
+  ActivationRows rows;
+  if (first_token < args.m) rows.low = reinterpret_cast<const uint4*>(activations + first_token * args.activation_stride + 16 * t);
+  if (first_token + 8 < args.m) rows.high = reinterpret_cast<const uint4*>(activations + (first_token + 8) * args.activation_stride + 16 * t);
+  const auto in_k = [&](int chunk) { return chunk * kChunkK + 16 * t < args.k; };
+
+  float d[64];
+#pragma unroll
+  for (int i = 0; i < 64; ++i) d[i] = 0.0f;
+  // Three fragment buffers: the chunk the wgmmas read, the next one (loaded), the one after (loading).
+  std::uint32_t a0[kBlocksPerChunk][4], a1[kBlocksPerChunk][4], a2[kBlocksPerChunk][4];
+  wait_for_prior_grids();  // the activations are the previous kernel's output
+  load_activation_chunk(rows, 0, in_k(0), a0);
+  if (chunks > 1) load_activation_chunk(rows, 1, in_k(1), a1);
+
+  RingPosition decoded, previous;
+  // Chunk `chunk` from fragments `current`; once the previous chunk's wgmmas have retired, its
+  // decoded stage is released and its fragments `spare` take chunk + 2.
+  const auto step = [&](int chunk, std::uint32_t (&current)[kBlocksPerChunk][4], std::uint32_t (&spare)[kBlocksPerChunk][4]) {
+    mbarrier_wait(barrier_at(decoded_full, decoded.stage), decoded.phase);
+    const std::uint32_t weights = base + Layout::kDecodedOffset + decoded.stage * Layout::kDecodedStageBytes;
+    wgmma_fence();
+#pragma unroll
+    for (int block = 0; block < kBlocksPerChunk; ++block) {
+      wgmma_m64n128k16<kDescriptorHigh<kCoreMatrixNStep>>(
+          d, current[block], shared_matrix_descriptor_low<kCoreMatrixKStep>(weights + block * Layout::kDecodedBlockBytes));
+    }
+    wgmma_commit();
+    wgmma_wait<1>();  // the previous chunk's wgmmas have read their stage and fragments
+#pragma unroll
+    for (int i = 0; i < 64; ++i) pin_register(d[i]);
+    if (chunk > 0) mbarrier_arrive(barrier_at(decoded_empty, previous.stage));
+    previous = decoded;
+    decoded.advance(kDecodedStages);
+    if (chunk + 2 < chunks) load_activation_chunk(rows, chunk + 2, in_k(chunk + 2), spare);
+  };
+  int chunk = 0;
+  for (; chunk + 3 <= chunks; chunk += 3) {
+    step(chunk, a0, a2);
+    step(chunk + 1, a1, a0);
+    step(chunk + 2, a2, a1);
+  }
+  if (chunk < chunks) step(chunk, a0, a2);
+  if (chunk + 1 < chunks) step(chunk + 1, a1, a0);
+  wgmma_wait<0>();
+#pragma unroll
+  for (int i = 0; i < 64; ++i) pin_register(d[i]);
+  allow_dependent_launch();  // only the epilogue is left
+
+  const float scale = args.alpha * kDecodeCompensation;
+  const std::int64_t first_row = row_block * kPrefillCtaRows + 2 * t;
+  switch (args.out_dtype) {
+    case DType::f32: store_prefill_accumulators<float>(args, d, first_token, first_row, scale); break;
+    case DType::bf16: store_prefill_accumulators<__nv_bfloat16>(args, d, first_token, first_row, scale); break;
+    case DType::f16: store_prefill_accumulators<__half>(args, d, first_token, first_row, scale); break;
+  }
+#endif
+}
+
+// Raises the kernel's dynamic shared-memory limit once per device.
+cudaError_t raise_prefill_shared_limit() {
+  static std::mutex limits_mutex;
+  static std::map<int, bool> raised;  // device -> done
+  int device = 0;
+  if (const cudaError_t status = cudaGetDevice(&device); status != cudaSuccess) return status;
+  const std::lock_guard<std::mutex> lock(limits_mutex);
+  if (raised[device]) return cudaSuccess;
+  const cudaError_t configured =
+      cudaFuncSetAttribute(prefill_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, PrefillSharedLayout::kBytes);
+  if (configured == cudaSuccess) raised[device] = true;
+  return configured;
+}
+
+}  // namespace
+
+cudaError_t launch_prefill_gemm(const PrefillGemmArgs& args, bool programmatic, cudaStream_t stream) {
+  if (const cudaError_t raised = raise_prefill_shared_limit(); raised != cudaSuccess) return raised;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(unsigned((args.m + kPrefillCtaTokens - 1) / kPrefillCtaTokens),
+                        unsigned((args.n + kPrefillCtaRows - 1) / kPrefillCtaRows));
+  config.blockDim = dim3(kPrefillThreads);
+  config.dynamicSmemBytes = PrefillSharedLayout::kBytes;
+  config.stream = stream;
+  cudaLaunchAttribute attribute = programmatic_launch_attribute(programmatic);
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, prefill_gemm_kernel, args);
+}
+
+}  // namespace fp4gemm::cuda_decode
