@@ -11,6 +11,7 @@
 #include "backends/cuda_decode/decode_layout.hpp"
 #include "backends/cuda_decode/decode_tuning.hpp"
 #include "backends/cuda_decode/kernel_plan.hpp"
+#include "backends/cuda_decode/prefill_activation_pack.hpp"
 #include "backends/cuda_decode/sm90_decode_gemm.cuh"
 #include "backends/cuda_decode/sm90_prefill_gemm.cuh"
 #include "backends/cuda_decode/sm90_resident_gemm.cuh"
@@ -89,12 +90,17 @@ void run_mma(const GemmProblem& problem, const DecodeWeight& prepared, const voi
 
 void run_prefill(const GemmProblem& problem, const DecodeWeight& prepared, const void* activations, std::int64_t activation_stride,
                  float alpha, const MutableDenseView& out, cuda_decode::ProgrammaticLaunch policy, cudaStream_t stream) {
+  const bool programmatic = policy != cuda_decode::ProgrammaticLaunch::off;
+  const cuda::StreamBuffer packed(static_cast<std::size_t>(cuda_decode::prefill_packed_bytes(problem.m, prepared.chunks)), stream,
+                                  "cuda_decode: packed activations of the prefill kernel");
+  cuda::check_cuda(cuda_decode::launch_pack_prefill_activations(static_cast<const std::uint16_t*>(activations), activation_stride,
+                                                                int(problem.m), int(problem.k), int(prepared.chunks), packed.data(),
+                                                                programmatic, stream),
+                   "cuda_decode: packing the activations");
   cuda_decode::PrefillGemmArgs args;
   static_cast<cuda_decode::KernelProblem&>(args) = kernel_problem(problem, prepared, alpha, out);
-  args.activations = activations;
-  args.activation_stride = activation_stride;
-  cuda::check_cuda(cuda_decode::launch_prefill_gemm(args, policy != cuda_decode::ProgrammaticLaunch::off, stream),
-                   "cuda_decode: launching the prefill kernel");
+  args.packed_activations = packed.data();
+  cuda::check_cuda(cuda_decode::launch_prefill_gemm(args, programmatic, stream), "cuda_decode: launching the prefill kernel");
 }
 
 // The activations packed into the image the two wgmma kernels' shared-memory operand B reads

@@ -416,10 +416,12 @@ struct WgmmaShape {
 // The prefill kernel (sm90_prefill_gemm.cu, M > kMaxActivationRows on SM 9.0): CTAs of 128
 // activation rows x 128 weight rows; kPrefillDecodeWarps warps decode each chunk's weight record into
 // BF16 in shared memory (kPrefillDecodedStages stages of 16 KiB), fed by a ring of
-// kPrefillRecordStages bulk-copied records (4.5 KiB each). First settings, not yet tuned.
+// kPrefillRecordStages bulk-copied records (4.5 KiB each). Four decode warps (two tiles each)
+// bound the kernel: the consumers waited on decoded stages, ~1300 cycles a chunk against 576 of
+// tensor pipe (H200, ncu; bench/results/2026-12-02-h200-s23.md, call 5), so each tile has a warp.
 inline constexpr int kPrefillCtaTokens = 128;  // two consumer warpgroups of 64
 inline constexpr int kPrefillCtaRows = 128;    // one weight record (decode_layout.hpp)
-inline constexpr int kPrefillDecodeWarps = 4;
+inline constexpr int kPrefillDecodeWarps = 8;
 inline constexpr int kPrefillRecordStages = 6;
 inline constexpr int kPrefillDecodedStages = 4;
 

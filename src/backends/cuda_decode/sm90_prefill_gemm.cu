@@ -15,10 +15,9 @@
 //   and scales, 4.5 KiB) into a ring ahead of them; they decode it with the decode kernels' decode (decode_tile_at) and
 //   write the BF16 fragments to a ring of decoded stages with stmatrix, in wgmma's no-swizzle
 //   K-major core-matrix layout (the packed activations' layout, activation_pack_layout.hpp);
-// - two consumer warpgroups load their 64 activation rows' chunk straight from global memory into
-//   A fragments (the K permutation inside a chunk is the decode layout's, so a lane's 16 columns
-//   of a row are contiguous: two 16-byte loads), two chunks ahead, and issue four
-//   wgmma.m64n128k16 per chunk.
+// - two consumer warpgroups load their 64 activation rows' chunk from global memory into A
+//   fragments, from a copy packed per call in fragment order (prefill_activation_pack.hpp), a
+//   chunk ahead, and issue four wgmma.m64n128k16 per chunk.
 // Full/empty mbarriers order the rings. The weights depend on no earlier kernel, so the decode
 // warps start before the grid-dependency wait; the consumers wait before their first load.
 #include <map>
@@ -28,6 +27,7 @@
 #include "backends/cuda_decode/activation_pack_layout.hpp"
 #include "backends/cuda_decode/decode_device.cuh"
 #include "backends/cuda_decode/decode_tuning.hpp"
+#include "backends/cuda_decode/prefill_activation_pack.hpp"
 #include "backends/cuda_decode/sm90_async_ops.cuh"
 #include "backends/cuda_decode/sm90_prefill_gemm.cuh"
 #include "backends/cuda_decode/sm90_wgmma_chunk.cuh"
@@ -36,11 +36,9 @@ namespace fp4gemm::cuda_decode {
 namespace {
 
 constexpr int kConsumerWarpgroups = kPrefillCtaTokens / 64;
-constexpr int kConsumerThreads = 128 * kConsumerWarpgroups;
 constexpr int kFirstDecodeWarp = 4 * kConsumerWarpgroups;
-// 12 warps, 3 per SM sub-partition, leave 168 registers a thread; a 13th warp (a producer of its
-// own) would cap them at 128 (a sub-partition's 16384 registers over 4 warps), which spilled the
-// consumers' accumulators and fragments. So lane 0 of the first decode warp issues the copies.
+// Registers: an SM sub-partition's 16384 are shared by its warps (16 warps: 128 each). Lane 0 of
+// the first decode warp issues the copies, so no warp of its own raises the count.
 constexpr int kPrefillThreads = 32 * (kFirstDecodeWarp + kPrefillDecodeWarps);
 
 // Dynamic shared memory: the record ring, the decoded ring, the scale table, the mbarriers.
@@ -70,25 +68,15 @@ struct RingPosition {
   }
 };
 
-// One chunk's A fragments of a lane: rows `row` and row + 8 of its warp's 16, the lane's 16 columns
-// (chunk columns 16t .. 16t + 15, t = lane % 4) of each; zeros past M or K. MMA block b takes
-// columns 16t + 4b .. 16t + 4b + 3: fragment registers 0 and 2 from row `row`, 1 and 3 from row + 8.
-struct ActivationRows {
-  const uint4* low = nullptr;   // row `row`'s first 16 bytes of chunk 0, or null past M
-  const uint4* high = nullptr;  // row + 8's
-};
-__device__ __forceinline__ void load_activation_chunk(const ActivationRows& rows, int chunk, bool in_k,
-                                                      std::uint32_t (&a)[kBlocksPerChunk][4]) {
-  const uint4 zero = make_uint4(0, 0, 0, 0);
-  const std::int64_t at = std::int64_t(chunk) * (kChunkK * 2 / 16);
-  const uint4 low0 = rows.low && in_k ? __ldg(rows.low + at) : zero;
-  const uint4 low1 = rows.low && in_k ? __ldg(rows.low + at + 1) : zero;
-  const uint4 high0 = rows.high && in_k ? __ldg(rows.high + at) : zero;
-  const uint4 high1 = rows.high && in_k ? __ldg(rows.high + at + 1) : zero;
-  a[0][0] = low0.x, a[0][1] = high0.x, a[0][2] = low0.y, a[0][3] = high0.y;
-  a[1][0] = low0.z, a[1][1] = high0.z, a[1][2] = low0.w, a[1][3] = high0.w;
-  a[2][0] = low1.x, a[2][1] = high1.x, a[2][2] = low1.y, a[2][3] = high1.y;
-  a[3][0] = low1.z, a[3][1] = high1.z, a[3][2] = low1.w, a[3][3] = high1.w;
+// One chunk's A fragments of a lane from the packed activations (prefill_activation_pack.hpp):
+// four 16-byte loads that land as they are, so nothing waits for them before the wgmma reads them.
+__device__ __forceinline__ void load_activation_chunk(const uint4* lane_chunks, int chunk, std::uint32_t (&a)[kBlocksPerChunk][4]) {
+  const uint4* const at = lane_chunks + std::int64_t(chunk) * (kPrefillGroupChunkBytes / 16);
+#pragma unroll
+  for (int block = 0; block < kBlocksPerChunk; ++block) {
+    const uint4 value = __ldg(at + 32 * block);
+    a[block][0] = value.x, a[block][1] = value.y, a[block][2] = value.z, a[block][3] = value.w;
+  }
 }
 
 // Stores a consumer lane's accumulators times `scale`: d[4j + 2h + e] is activation row
@@ -116,6 +104,7 @@ __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const 
 #if FP4GEMM_SM90A_DEVICE
   using Layout = PrefillSharedLayout;
   constexpr int kRecordStages = kPrefillRecordStages, kDecodedStages = kPrefillDecodedStages;
+  constexpr int kConsumerThreads = 128 * kConsumerWarpgroups;
 
   extern __shared__ __align__(128) std::uint8_t shared[];
   std::uint32_t* scale_table = reinterpret_cast<std::uint32_t*>(shared + Layout::kTableOffset);
@@ -206,24 +195,21 @@ __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const 
   // CTA's 128 (g = lane / 4) in its A fragments; its warpgroup's wgmmas cover 64 rows x 128 weight rows.
   const int t = lane % 4;
   const std::int64_t first_token = std::int64_t(blockIdx.x) * kPrefillCtaTokens + 16 * warp + lane / 4;
-  const auto* activations = static_cast<const std::uint16_t*>(args.activations);
-  ActivationRows rows;
-  if (first_token < args.m) rows.low = reinterpret_cast<const uint4*>(activations + first_token * args.activation_stride + 16 * t);
-  if (first_token + 8 < args.m) rows.high = reinterpret_cast<const uint4*>(activations + (first_token + 8) * args.activation_stride + 16 * t);
-  const auto in_k = [&](int chunk) { return chunk * kChunkK + 16 * t < args.k; };
+  const std::int64_t group = std::int64_t(blockIdx.x) * (kPrefillCtaTokens / kPrefillGroupRows) + warp;
+  const uint4* const lane_chunks =
+      static_cast<const uint4*>(args.packed_activations) + group * chunks * (kPrefillGroupChunkBytes / 16) + lane;
 
   float d[64];
 #pragma unroll
   for (int i = 0; i < 64; ++i) d[i] = 0.0f;
-  // Three fragment buffers: the chunk the wgmmas read, the next one (loaded), the one after (loading).
-  std::uint32_t a0[kBlocksPerChunk][4], a1[kBlocksPerChunk][4], a2[kBlocksPerChunk][4];
+  // Two fragment buffers: the chunk the wgmmas read, and the next one (loading).
+  std::uint32_t a0[kBlocksPerChunk][4], a1[kBlocksPerChunk][4];
   wait_for_prior_grids();  // the activations are the previous kernel's output
-  load_activation_chunk(rows, 0, in_k(0), a0);
-  if (chunks > 1) load_activation_chunk(rows, 1, in_k(1), a1);
+  load_activation_chunk(lane_chunks, 0, a0);
 
   RingPosition decoded, previous;
   // Chunk `chunk` from fragments `current`; once the previous chunk's wgmmas have retired, its
-  // decoded stage is released and its fragments `spare` take chunk + 2.
+  // decoded stage is released and its fragments `spare` take chunk + 1.
   const auto step = [&](int chunk, std::uint32_t (&current)[kBlocksPerChunk][4], std::uint32_t (&spare)[kBlocksPerChunk][4]) {
     mbarrier_wait(barrier_at(decoded_full, decoded.stage), decoded.phase);
     const std::uint32_t weights = base + Layout::kDecodedOffset + decoded.stage * Layout::kDecodedStageBytes;
@@ -240,16 +226,14 @@ __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const 
     if (chunk > 0) mbarrier_arrive(barrier_at(decoded_empty, previous.stage));
     previous = decoded;
     decoded.advance(kDecodedStages);
-    if (chunk + 2 < chunks) load_activation_chunk(rows, chunk + 2, in_k(chunk + 2), spare);
+    if (chunk + 1 < chunks) load_activation_chunk(lane_chunks, chunk + 1, spare);
   };
   int chunk = 0;
-  for (; chunk + 3 <= chunks; chunk += 3) {
-    step(chunk, a0, a2);
+  for (; chunk + 2 <= chunks; chunk += 2) {
+    step(chunk, a0, a1);
     step(chunk + 1, a1, a0);
-    step(chunk + 2, a2, a1);
   }
-  if (chunk < chunks) step(chunk, a0, a2);
-  if (chunk + 1 < chunks) step(chunk + 1, a1, a0);
+  if (chunk < chunks) step(chunk, a0, a1);
   wgmma_wait<0>();
 #pragma unroll
   for (int i = 0; i < 64; ++i) pin_register(d[i]);

@@ -10,10 +10,7 @@
 namespace fp4gemm::cuda_decode {
 
 struct PrefillGemmArgs : KernelProblem {
-  // BF16 [m][activation_stride], the base and every row 16-byte aligned (the backend copies other
-  // views first, as for the mma.sync kernel).
-  const void* activations = nullptr;
-  std::int64_t activation_stride = 0;
+  const void* packed_activations = nullptr;  // prefill_activation_pack.hpp
 };
 
 // Launches on `stream` (an SM 9.0 GPU only), with programmatic dependent launch when

@@ -1,0 +1,2 @@
+s/kPrefillRecordStages/12/g
+s/kPrefillDecodedStages/8/g

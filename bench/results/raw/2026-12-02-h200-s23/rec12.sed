@@ -1,0 +1,1 @@
+s/kPrefillRecordStages/12/g
