@@ -219,7 +219,8 @@ std::string CudaDecodeBackend::summary() const {
          "): NVFP4 decoded in registers, BF16 mma.sync (on SM 9.0 wgmma from M = " +
          std::to_string(cuda_decode::kWgmmaTallMinM) + " for tall weights, from M = " + std::to_string(cuda_decode::kWgmmaFilledMinM) +
          " where its grid fills the SMs, from M = " + std::to_string(cuda_decode::kWgmmaMinM) +
-         " for large weights), weights streamed once (sm_90a, sm_80)";
+         " for large weights), weights streamed once (sm_90a, sm_80); above M = " + std::to_string(cuda_decode::kMaxActivationRows) +
+         " on SM 9.0 a prefill kernel (decoded weights in shared memory as wgmma's B)";
 }
 
 std::string CudaDecodeBackend::kernel_plan(const GemmProblem& problem, const DeviceInfo& device) const {

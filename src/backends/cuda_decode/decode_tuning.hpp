@@ -414,16 +414,17 @@ struct WgmmaShape {
 };
 
 // The prefill kernel (sm90_prefill_gemm.cu, M > kMaxActivationRows on SM 9.0): CTAs of 128
-// activation rows x 128 weight rows; kPrefillDecodeWarps warps decode each chunk's weight record into
-// BF16 in shared memory (kPrefillDecodedStages stages of 16 KiB), fed by a ring of
-// kPrefillRecordStages bulk-copied records (4.5 KiB each). Four decode warps (two tiles each)
-// bound the kernel: the consumers waited on decoded stages, ~1300 cycles a chunk against 576 of
-// tensor pipe (H200, ncu; bench/results/2026-12-02-h200-s23.md, call 5), so each tile has a warp.
+// activation rows x 128 weight rows; kPrefillDecodeWarps warps, each taking whole chunks in turn,
+// decode the weight records into BF16 in shared memory (kPrefillDecodedStages stages of 16 KiB),
+// fed by a ring of kPrefillRecordStages bulk-copied records (4.5 KiB each) a round ahead. H200
+// (bench/results/2026-12-02-h200-s23.md, calls 2-8): four and then eight decode warps all working
+// on every chunk took the same ~0.7 us a chunk; whole chunks per warp 7-19% less; 12 record and 8
+// decoded stages with the lock-step warps changed nothing. Not tuned further.
 inline constexpr int kPrefillCtaTokens = 128;  // two consumer warpgroups of 64
 inline constexpr int kPrefillCtaRows = 128;    // one weight record (decode_layout.hpp)
 inline constexpr int kPrefillDecodeWarps = 8;
-inline constexpr int kPrefillRecordStages = 6;
-inline constexpr int kPrefillDecodedStages = 4;
+inline constexpr int kPrefillRecordStages = 16;
+inline constexpr int kPrefillDecodedStages = 8;
 
 // The four kernels of cuda_decode: mma.sync (any SM 8.0+ GPU, sm90_decode_gemm.cu), and on SM 9.0
 // the wgmma kernel (sm90_wgmma_gemm.cu), the activation-resident wgmma kernel

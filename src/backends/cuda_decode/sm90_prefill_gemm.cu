@@ -11,8 +11,8 @@
 // read by two warpgroups of 64 rows (256 FLOPs per element), which leaves room.
 //
 // A CTA is 128 activation rows x 128 weight rows (one weight record per chunk, decode_layout.hpp):
-// - kPrefillDecodeWarps decode warps: the first one's lane 0 bulk-copies each chunk's record (codes
-//   and scales, 4.5 KiB) into a ring ahead of them; they decode it with the decode kernels' decode (decode_tile_at) and
+// - kPrefillDecodeWarps decode warps, each taking whole chunks in turn: the first one's lane 0
+//   bulk-copies each chunk's record (codes and scales, 4.5 KiB) into a ring a round ahead; they decode it with the decode kernels' decode (decode_tile_at) and
 //   write the BF16 fragments to a ring of decoded stages with stmatrix, in wgmma's no-swizzle
 //   K-major core-matrix layout (the packed activations' layout, activation_pack_layout.hpp);
 // - two consumer warpgroups load their 64 activation rows' chunk from global memory into A
@@ -55,7 +55,8 @@ struct PrefillSharedLayout {
   static constexpr int kBytes = kBarrierOffset + 2 * (kPrefillRecordStages + kPrefillDecodedStages) * 8;
   static_assert(kRecordStageBytes % 128 == 0 && kDecodedOffset % 128 == 0, "stages stay 128-byte aligned");
   static_assert(2 * kCoreMatrixKStep == kCoreMatrixNStep, "a row group is its two k-halves of 8 rows x 16 bytes");
-  static_assert(kCtaTiles % kPrefillDecodeWarps == 0, "every decode warp takes as many tiles");
+  static_assert(kPrefillDecodedStages >= kPrefillDecodeWarps && kPrefillRecordStages >= 2 * kPrefillDecodeWarps,
+                "each decode warp's chunk of a round has its own stages, and the copies stay a round ahead");
 };
 
 #if FP4GEMM_SM90A_DEVICE
@@ -118,11 +119,11 @@ __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const 
 
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < kRecordStages; ++stage) {
-      mbarrier_init(&record_full[stage], 1);                         // the copying lane's expect-bytes arrival
-      mbarrier_init(&record_empty[stage], 32 * kPrefillDecodeWarps);  // every decode lane
+      mbarrier_init(&record_full[stage], 1);     // the copying lane's expect-bytes arrival
+      mbarrier_init(&record_empty[stage], 32);  // the lanes of the warp that decodes the chunk
     }
     for (int stage = 0; stage < kDecodedStages; ++stage) {
-      mbarrier_init(&decoded_full[stage], 32 * kPrefillDecodeWarps);
+      mbarrier_init(&decoded_full[stage], 32);
       mbarrier_init(&decoded_empty[stage], kConsumerThreads);
     }
     fence_barrier_init();
@@ -134,59 +135,51 @@ __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const 
   const auto barrier_at = [](const std::uint64_t* ring, int stage) { return shared_address(ring + stage); };
 
   if (warp >= kFirstDecodeWarp) {
-    // Tiles decode_warp, decode_warp + kPrefillDecodeWarps, ... of each chunk, from the record ring
-    // into A-layout fragments, then into the decoded ring: fragment register i is stmatrix's
-    // matrix i, rows 0-7 / 8-15 of the tile (the next row group) for i = 0 / 1 and k-slots 0-7 /
-    // 8-15 (the next k-half) for i = 0-1 / 2-3; lanes 8i .. 8i + 7 address matrix i's rows. A
-    // 16-row tile of weight rows is, in the decoded block, two row groups of wgmma's B (N rows).
-    constexpr int kTilesPerWarp = Layout::kCtaTiles / kPrefillDecodeWarps;
+    // Decode warp w decodes chunks w, w + kPrefillDecodeWarps, ...: all of a chunk's tiles, from
+    // the record ring into A-layout fragments and on into the decoded ring, then one proxy fence
+    // and one arrival for the chunk. (Every warp on every chunk made each chunk wait for the
+    // slowest warp's decode -> store -> fence chain: ~0.7 us a chunk, bench/results/2026-12-02-
+    // h200-s23.md, calls 5-7.) Fragment register i is stmatrix's matrix i: rows 0-7 / 8-15 of the
+    // tile (the next row group) for i = 0 / 1 and k-slots 0-7 / 8-15 (the next k-half) for
+    // i = 0-1 / 2-3; lanes 8i .. 8i + 7 address matrix i's rows. A 16-row tile of weight rows is,
+    // in the decoded block, two row groups of wgmma's B (N rows).
     const int decode_warp = warp - kFirstDecodeWarp;
     const std::uint32_t table_address = shared_address(scale_table);
     const std::uint32_t lane_row_offset = ((lane >> 3) & 1) * kCoreMatrixNStep + (lane >> 4) * kCoreMatrixKStep + (lane & 7) * 16;
-    // The copies: lane 0 of decode warp 0 keeps kRecordStages - 1 chunks in flight ahead of its
-    // own decode; a stage is refilled once every decode lane has read it.
+    // The copies: lane 0 of decode warp 0, at each of its chunks c, copies the records up to
+    // c + kRecordStages - kPrefillDecodeWarps: a round of chunks ahead, into stages whose previous
+    // chunks (a round before the last) are decoded.
     const bool copies = decode_warp == 0 && lane == 0;
-    const std::uint8_t* next_record = static_cast<const std::uint8_t*>(args.records) + record_offset(row_block * kTilesPerBlock, 0, chunks);
-    RingPosition copy;
+    const std::uint8_t* const records = static_cast<const std::uint8_t*>(args.records) + record_offset(row_block * kTilesPerBlock, 0, chunks);
     int copied = 0;
-    const auto copy_next_record = [&] {
-      mbarrier_wait(barrier_at(record_empty, copy.stage), copy.phase ^ 1);  // a fresh barrier passes parity 1
-      const std::uint32_t full = barrier_at(record_full, copy.stage);
-      mbarrier_arrive_expect_bytes(full, kRecordBytes);
-      bulk_copy_to_shared(base + copy.stage * Layout::kRecordStageBytes, next_record, kRecordBytes, full);
-      next_record += kRecordBytes;
-      copy.advance(kRecordStages);
-      ++copied;
-    };
-    if (copies) {
-      while (copied < min(chunks, kRecordStages - 1)) copy_next_record();
-    }
-    RingPosition record, decoded;
-    for (int chunk = 0; chunk < chunks; ++chunk, record.advance(kRecordStages), decoded.advance(kDecodedStages)) {
-      if (copies && copied < chunks) copy_next_record();
-      mbarrier_wait(barrier_at(record_full, record.stage), record.phase);
-      const std::uint32_t stage = base + record.stage * Layout::kRecordStageBytes;
-      std::uint32_t fragments[kTilesPerWarp][kBlocksPerChunk][4];
-#pragma unroll
-      for (int j = 0; j < kTilesPerWarp; ++j) {
-        const int tile = decode_warp + j * kPrefillDecodeWarps;
-        decode_tile_at(stage + tile * kTileCodeBytes + lane * 16, stage + kRecordCodeBytes + tile * kTileScaleBytes + lane * 2,
-                       table_address, fragments[j]);
-      }
-      mbarrier_arrive(barrier_at(record_empty, record.stage));  // this lane's reads of the record are done
-      mbarrier_wait(barrier_at(decoded_empty, decoded.stage), decoded.phase ^ 1);
-      const std::uint32_t decoded_stage = base + Layout::kDecodedOffset + decoded.stage * Layout::kDecodedStageBytes;
-#pragma unroll
-      for (int j = 0; j < kTilesPerWarp; ++j) {
-        const int tile = decode_warp + j * kPrefillDecodeWarps;
-#pragma unroll
-        for (int block = 0; block < kBlocksPerChunk; ++block) {
-          store_matrix_x4(decoded_stage + block * Layout::kDecodedBlockBytes + tile * 2 * kCoreMatrixNStep + lane_row_offset,
-                          fragments[j][block]);
+    for (int chunk = decode_warp; chunk < chunks; chunk += kPrefillDecodeWarps) {
+      if (copies) {
+        for (const int last = min(chunks, chunk + kRecordStages - kPrefillDecodeWarps + 1); copied < last; ++copied) {
+          const int stage = copied % kRecordStages;
+          mbarrier_wait(barrier_at(record_empty, stage), ((copied / kRecordStages) & 1) ^ 1);  // a fresh barrier passes parity 1
+          const std::uint32_t full = barrier_at(record_full, stage);
+          mbarrier_arrive_expect_bytes(full, kRecordBytes);
+          bulk_copy_to_shared(base + stage * Layout::kRecordStageBytes, records + std::int64_t(copied) * kRecordBytes, kRecordBytes, full);
         }
       }
+      const int record_stage = chunk % kRecordStages, decoded_stage = chunk % kDecodedStages;
+      mbarrier_wait(barrier_at(record_full, record_stage), (chunk / kRecordStages) & 1);
+      mbarrier_wait(barrier_at(decoded_empty, decoded_stage), ((chunk / kDecodedStages) & 1) ^ 1);
+      const std::uint32_t record = base + record_stage * Layout::kRecordStageBytes;
+      const std::uint32_t decoded = base + Layout::kDecodedOffset + decoded_stage * Layout::kDecodedStageBytes;
+#pragma unroll 2
+      for (int tile = 0; tile < Layout::kCtaTiles; ++tile) {
+        std::uint32_t fragments[kBlocksPerChunk][4];
+        decode_tile_at(record + tile * kTileCodeBytes + lane * 16, record + kRecordCodeBytes + tile * kTileScaleBytes + lane * 2,
+                       table_address, fragments);
+#pragma unroll
+        for (int block = 0; block < kBlocksPerChunk; ++block) {
+          store_matrix_x4(decoded + block * Layout::kDecodedBlockBytes + tile * 2 * kCoreMatrixNStep + lane_row_offset, fragments[block]);
+        }
+      }
+      mbarrier_arrive(barrier_at(record_empty, record_stage));  // this lane's reads of the record are done
       fence_proxy_async_shared();  // stmatrix writes through the generic proxy; wgmma reads through the async one
-      mbarrier_arrive(barrier_at(decoded_full, decoded.stage));
+      mbarrier_arrive(barrier_at(decoded_full, decoded_stage));
     }
     return;
   }
