@@ -1,0 +1,1 @@
+s/^      fence_proxy_async_shared();/      \/\/ no fence/
