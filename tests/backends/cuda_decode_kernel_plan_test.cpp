@@ -133,6 +133,31 @@ TEST(CudaDecodeKernelPlan, OtherGpusRunTheMmaKernelWhateverTheKnob) {
   unsetenv("FP4GEMM_DECODE_KERNEL");
 }
 
+// Above 64 activation rows SM 9.0 runs the prefill kernel, whatever the decode kernels' knob; it
+// can be forced below, and nothing else runs it.
+TEST(CudaDecodeKernelPlan, TheSm90PrefillKernelServesMAboveSixtyFour) {
+  unsetenv("FP4GEMM_DECODE_KERNEL");
+  const DeviceInfo h200 = dispatch::simulated_device(90, 130100);  // 132 SMs
+  EXPECT_EQ(choose_decode_kernel(kMaxActivationRows + 1, 4096, 4096, 90, 132), DecodeKernel::prefill);
+  EXPECT_NE(choose_decode_kernel(kMaxActivationRows, 4096, 4096, 90, 132), DecodeKernel::prefill);
+  EXPECT_EQ(choose_decode_kernel(4096, 4096, 4096, 80, 108), DecodeKernel::mma);  // the backend refuses M > 64 there
+  const std::string plan = describe_kernel_plan({512, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(plan, "prefill kernel (M > 64")) << plan;
+  EXPECT_TRUE(contains(plan, "896 CTAs of 128 activation rows x 128 weight rows")) << plan;  // 4 x 224
+  EXPECT_TRUE(contains(plan, "(6.79 waves on 132 SMs)")) << plan;
+  setenv("FP4GEMM_DECODE_KERNEL", "mma", 1);
+  EXPECT_EQ(choose_decode_kernel(65, 4096, 4096, 90, 132), DecodeKernel::prefill);
+  setenv("FP4GEMM_DECODE_KERNEL", "prefill", 1);
+  EXPECT_EQ(choose_decode_kernel(1, 4096, 4096, 90, 132), DecodeKernel::prefill);
+  const std::string forced = describe_kernel_plan({1, 4096, 4096, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(forced, "prefill kernel (forced by FP4GEMM_DECODE_KERNEL)")) << forced;
+  EXPECT_TRUE(contains(forced, "32 CTAs of 128 activation rows")) << forced;
+  setenv("FP4GEMM_DECODE_KERNEL", "prefil", 1);
+  const std::string typo = describe_kernel_plan({1, 4096, 4096, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(typo, "cannot plan: FP4GEMM_DECODE_KERNEL must be 'mma', 'wgmma', 'resident' or 'prefill'")) << typo;
+  unsetenv("FP4GEMM_DECODE_KERNEL");
+}
+
 TEST(CudaDecodeKernelPlan, TheResidentKernelNamesItsSplitSliceAndRowBlocks) {
   unsetenv("FP4GEMM_RESIDENT_SPLITS");
   setenv("FP4GEMM_DECODE_KERNEL", "resident", 1);

@@ -164,7 +164,7 @@ void describe_prefill(const GemmProblem& problem, const DeviceInfo& device, std:
   const std::int64_t ctas = (problem.m + kPrefillCtaTokens - 1) / kPrefillCtaTokens * ((problem.n + kPrefillCtaRows - 1) / kPrefillCtaRows);
   text << plural(ctas, "CTA", "CTAs") << " of " << kPrefillCtaTokens << " activation rows x " << kPrefillCtaRows
        << " weight rows (one per SM), " << kPrefillDecodeWarps
-       << " warps decoding each chunk into BF16 in shared memory for two warpgroups of wgmma.m64n128k16";
+       << " warps decoding whole chunks in turn into BF16 in shared memory for two warpgroups of wgmma.m64n128k16";
   if (device.multiprocessors > 0) {
     char waves[32];
     std::snprintf(waves, sizeof waves, "%.2f", double(ctas) / device.multiprocessors);

@@ -9,12 +9,16 @@
 // memory costs 2 B written and 2 B read per element; at M = 64 that alone is the SM's whole
 // shared-memory bandwidth at the pipe's rate (2026-12-01-h200-s18.md), but here each element is
 // read by two warpgroups of 64 rows (256 FLOPs per element), which leaves room.
+// Measured (H200, bench/results/2026-12-02-h200-s23.md): correct, but each CTA runs its wgmmas at
+// ~50% of the pipe, 0.34-0.76x of cuBLAS BF16; the decode, the rings and the activation bytes
+// per FLOP were ruled out as the cause, which is not yet known. `auto` does not pick this kernel.
 //
 // A CTA is 128 activation rows x 128 weight rows (one weight record per chunk, decode_layout.hpp):
 // - kPrefillDecodeWarps decode warps, each taking whole chunks in turn: the first one's lane 0
-//   bulk-copies each chunk's record (codes and scales, 4.5 KiB) into a ring a round ahead; they decode it with the decode kernels' decode (decode_tile_at) and
-//   write the BF16 fragments to a ring of decoded stages with stmatrix, in wgmma's no-swizzle
-//   K-major core-matrix layout (the packed activations' layout, activation_pack_layout.hpp);
+//   bulk-copies each chunk's record (codes and scales, 4.5 KiB) into a ring a round ahead; they
+//   decode it with the decode kernels' decode (decode_tile_at) and write the BF16 fragments to a
+//   ring of decoded stages with stmatrix, in wgmma's no-swizzle K-major core-matrix layout (the
+//   packed activations' layout, activation_pack_layout.hpp);
 // - two consumer warpgroups load their 64 activation rows' chunk from global memory into A
 //   fragments, from a copy packed per call in fragment order (prefill_activation_pack.hpp), a
 //   chunk ahead, and issue four wgmma.m64n128k16 per chunk.
@@ -70,7 +74,8 @@ struct RingPosition {
 };
 
 // One chunk's A fragments of a lane from the packed activations (prefill_activation_pack.hpp):
-// four 16-byte loads that land as they are, so nothing waits for them before the wgmma reads them.
+// four 16-byte loads straight into the fragment registers, with no moves after them (a move
+// waits for its load at once).
 __device__ __forceinline__ void load_activation_chunk(const uint4* lane_chunks, int chunk, std::uint32_t (&a)[kBlocksPerChunk][4]) {
   const uint4* const at = lane_chunks + std::int64_t(chunk) * (kPrefillGroupChunkBytes / 16);
 #pragma unroll
