@@ -55,6 +55,36 @@ TEST(RegisteredBackends, ExplainNamesTheChosenBackendsKernel) {
   EXPECT_EQ(host.to_text().find("kernel:"), std::string::npos);
 }
 
+// Above M = 64, auto keeps dequantize + cuBLAS first on SM 9.0 and cuda_decode (its prefill
+// kernel) second, as the fallback; off SM 9.0 cuda_decode refuses with the reason, and on SM 9.0
+// it refuses weights taller than its prefill grid holds.
+const dispatch::CandidateReport* candidate_named(const dispatch::Explanation& explanation, const std::string& name) {
+  for (const auto& candidate : explanation.candidates)
+    if (candidate.backend == name) return &candidate;
+  return nullptr;
+}
+
+TEST(RegisteredBackends, CudaDecodeServesPrefillOnlyOnSm90AndAfterDequantizeCublas) {
+  Runner h200(compiled_in_on(dispatch::simulated_device(90, 130100)));
+  const auto prefill = h200.explain({512, 28672, 8192, ActivationType::bf16, DType::bf16});
+  EXPECT_EQ(prefill.choice, "cuda_dequant_cublas") << prefill.to_text();
+  const auto* decode = candidate_named(prefill, "cuda_decode");
+  ASSERT_NE(decode, nullptr);
+  EXPECT_TRUE(decode->ok) << decode->reason;
+  const auto tall = h200.explain({512, 9000000, 64, ActivationType::bf16, DType::bf16});
+  decode = candidate_named(tall, "cuda_decode");
+  ASSERT_NE(decode, nullptr);
+  EXPECT_FALSE(decode->ok);
+  EXPECT_NE(decode->reason.find("its prefill kernel (M > 64) takes N up to 8388480 rows"), std::string::npos) << decode->reason;
+  Runner a100(compiled_in_on(dispatch::simulated_device(80, 130100)));
+  const auto ampere = a100.explain({512, 28672, 8192, ActivationType::bf16, DType::bf16});
+  decode = candidate_named(ampere, "cuda_decode");
+  ASSERT_NE(decode, nullptr);
+  EXPECT_FALSE(decode->ok);
+  EXPECT_NE(decode->reason.find("serves M <= 64 here (larger M runs its prefill kernel, SM 9.0 only)"), std::string::npos)
+      << decode->reason;
+}
+
 TEST(RegisteredBackends, CublasLtIsRegisteredAndSaysWhyNotOnHopper) {
   const auto names = backend_names();
   ASSERT_NE(std::find(names.begin(), names.end(), "cublaslt"), names.end());

@@ -274,6 +274,11 @@ CheckResult CudaDecodeBackend::check_problem(const GemmProblem& problem, const D
                              "(cuda_dequant_cublas keeps FP32 exact)");
   }
   if (problem.m > INT32_MAX || problem.n > INT32_MAX || problem.k > INT32_MAX) return CheckResult::fail("M, N and K must be below 2^31");
+  if (problem.m > cuda_decode::kMaxActivationRows && (problem.n + cuda_decode::kPrefillCtaRows - 1) / cuda_decode::kPrefillCtaRows > 65535) {
+    return CheckResult::fail("its prefill kernel (M > " + std::to_string(cuda_decode::kMaxActivationRows) + ") takes N up to " +
+                             std::to_string(65535 * cuda_decode::kPrefillCtaRows) + " rows (one grid row per " +
+                             std::to_string(cuda_decode::kPrefillCtaRows) + ")");
+  }
   const double weight_bytes = double(problem.n) * double(problem.k) * 0.5625;
   if (device.free_memory_bytes > 0 && weight_bytes > double(device.free_memory_bytes)) {
     return CheckResult::fail("the prepared weight (" + std::to_string(std::int64_t(weight_bytes) >> 20) +
