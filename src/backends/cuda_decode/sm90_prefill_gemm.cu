@@ -24,9 +24,7 @@
 //   chunk ahead, and issue four wgmma.m64n128k16 per chunk.
 // Full/empty mbarriers order the rings. The weights depend on no earlier kernel, so the decode
 // warps start before the grid-dependency wait; the consumers wait before their first load.
-#include <map>
-#include <mutex>
-
+#include "backends/cuda_common/dynamic_shared_limit.hpp"
 #include "backends/cuda_common/programmatic_launch.cuh"
 #include "backends/cuda_decode/activation_pack_layout.hpp"
 #include "backends/cuda_decode/decode_device.cuh"
@@ -247,24 +245,14 @@ __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const 
 #endif
 }
 
-// Raises the kernel's dynamic shared-memory limit once per device.
-cudaError_t raise_prefill_shared_limit() {
-  static std::mutex limits_mutex;
-  static std::map<int, bool> raised;  // device -> done
-  int device = 0;
-  if (const cudaError_t status = cudaGetDevice(&device); status != cudaSuccess) return status;
-  const std::lock_guard<std::mutex> lock(limits_mutex);
-  if (raised[device]) return cudaSuccess;
-  const cudaError_t configured =
-      cudaFuncSetAttribute(prefill_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, PrefillSharedLayout::kBytes);
-  if (configured == cudaSuccess) raised[device] = true;
-  return configured;
-}
-
 }  // namespace
 
 cudaError_t launch_prefill_gemm(const PrefillGemmArgs& args, bool programmatic, cudaStream_t stream) {
-  if (const cudaError_t raised = raise_prefill_shared_limit(); raised != cudaSuccess) return raised;
+  if (const cudaError_t raised =
+          fp4gemm::cuda::raise_dynamic_shared_limit(reinterpret_cast<const void*>(prefill_gemm_kernel), PrefillSharedLayout::kBytes);
+      raised != cudaSuccess) {
+    return raised;
+  }
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(unsigned((args.m + kPrefillCtaTokens - 1) / kPrefillCtaTokens),
                         unsigned((args.n + kPrefillCtaRows - 1) / kPrefillCtaRows));

@@ -32,9 +32,7 @@
 //   slots in a global workspace (finish_stream_k_segment).
 #include <cooperative_groups.h>
 
-#include <map>
-#include <mutex>
-
+#include "backends/cuda_common/dynamic_shared_limit.hpp"
 #include "backends/cuda_decode/activation_pack.hpp"
 #include "backends/cuda_decode/decode_device.cuh"
 #include "backends/cuda_common/programmatic_launch.cuh"
@@ -421,28 +419,6 @@ __global__ void __launch_bounds__(wgmma_cta_threads(kWarpgroups), kStreamed ? st
 #endif
 }
 
-// Lets the kernel use `shared_bytes` of dynamic shared memory on the current device. Its limit (a
-// property of the kernel on each device) only ever rises: lowering it for a small grid would break
-// a larger launch of another thread between its setting and its launch, or one captured earlier in
-// a CUDA graph.
-template <int kTokens, int kWarpgroups, bool kStreamed>
-cudaError_t raise_shared_limit(int shared_bytes) {
-  static std::mutex limits_mutex;
-  static std::map<int, int> limits;  // device -> the limit set there (a cudaDeviceReset, which
-                                     // the library never calls, would need it cleared)
-  int device = 0;
-  if (const cudaError_t status = cudaGetDevice(&device); status != cudaSuccess) return status;
-  const std::lock_guard<std::mutex> lock(limits_mutex);
-  int& limit = limits[device];
-  if (shared_bytes > limit) {
-    const cudaError_t configured =
-        cudaFuncSetAttribute(wgmma_gemm_kernel<kTokens, kWarpgroups, kStreamed>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes);
-    if (configured != cudaSuccess) return configured;
-    limit = shared_bytes;
-  }
-  return cudaSuccess;
-}
-
 template <int kTokens, int kWarpgroups, bool kStreamed>
 cudaError_t launch(const WgmmaGemmArgs& args, int splits, int multicast, bool programmatic, int multiprocessors, cudaStream_t stream) {
   using Layout = WgmmaSharedLayout<kTokens, kWarpgroups>;
@@ -451,7 +427,10 @@ cudaError_t launch(const WgmmaGemmArgs& args, int splits, int multicast, bool pr
   const std::int64_t ctas_n = kStreamed ? args.stream.ctas : grid_ctas_along_n(WgmmaShape{kTokens, kWarpgroups, splits, multicast}, args.n);
   // One CTA per SM: the most shared memory a CTA may have leaves no room for a second.
   const int shared_bytes = wgmma_one_cta_per_sm(ctas_n * splits, multiprocessors) ? int(kSm90SharedBytesPerBlock) : Layout::kBytes;
-  if (const cudaError_t raised = raise_shared_limit<kTokens, kWarpgroups, kStreamed>(shared_bytes); raised != cudaSuccess) return raised;
+  if (const cudaError_t raised = fp4gemm::cuda::raise_dynamic_shared_limit(reinterpret_cast<const void*>(kernel), shared_bytes);
+      raised != cudaSuccess) {
+    return raised;
+  }
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(unsigned(ctas_n), unsigned(splits));
   config.blockDim = dim3(wgmma_cta_threads(kWarpgroups));
@@ -499,9 +478,10 @@ namespace {
 template <int kTokens>
 int stream_k_resident_ctas_per_sm() {
   const int bytes = WgmmaSharedLayout<kTokens, kStreamKWarpgroups>::kBytes;
-  if (raise_shared_limit<kTokens, kStreamKWarpgroups, true>(bytes) != cudaSuccess) return 0;
+  const auto kernel = wgmma_gemm_kernel<kTokens, kStreamKWarpgroups, true>;
+  if (fp4gemm::cuda::raise_dynamic_shared_limit(reinterpret_cast<const void*>(kernel), bytes) != cudaSuccess) return 0;
   int ctas = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, wgmma_gemm_kernel<kTokens, kStreamKWarpgroups, true>,
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel,
                                                     wgmma_cta_threads(kStreamKWarpgroups), bytes) != cudaSuccess) {
     return 0;
   }

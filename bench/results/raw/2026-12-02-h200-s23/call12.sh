@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 23, call 12 (prepared, not run: the device budget was spent). The prefill kernel with
 # three fragment buffers (activation loads two chunks ahead) and setmaxnreg (decode warpgroups 96,
-# consumers 160): three-buffers-setmaxnreg.patch on 9a04b62, built as the variant `tb` (CLI and GPU
+# consumers 160): three-buffers-setmaxnreg.patch on the session's last commit, built as the variant `tb` (CLI and GPU
 # tests linked to the tip's library with the patched sm90_prefill_gemm.cu). Bundle:
 #   scripts/gpu_bundle.sh build-dev out-carry --archive; out-carry/var/{fp4gemm_tb,gpu_tests_tb}.gz
 set -u
