@@ -416,10 +416,12 @@ struct WgmmaShape {
 // The prefill kernel (sm90_prefill_gemm.cu, M > kMaxActivationRows on SM 9.0): CTAs of 128
 // activation rows x 128 weight rows; kPrefillDecodeWarps warps, each taking whole chunks in turn,
 // decode the weight records into BF16 in shared memory (kPrefillDecodedStages stages of 16 KiB),
-// fed by a ring of kPrefillRecordStages bulk-copied records (4.5 KiB each) a round ahead. H200
+// fed by a ring of kPrefillRecordStages bulk-copied records (4.5 KiB each; each warp copies into
+// its own stages, kPrefillRecordStages / kPrefillDecodeWarps rounds ahead). H200
 // (bench/results/2026-12-02-h200-s23.md, calls 2-8): four and then eight decode warps all working
 // on every chunk took the same ~0.7 us a chunk; whole chunks per warp 7-19% less; 12 record and 8
-// decoded stages with the lock-step warps changed nothing. Not tuned further.
+// decoded stages with the lock-step warps changed nothing; 2026-12-02-h200-s24.md, call 4: each
+// warp copying its own records 1-4% faster than one lane copying for all. Not tuned further.
 inline constexpr int kPrefillCtaTokens = 128;  // two consumer warpgroups of 64
 inline constexpr int kPrefillCtaRows = 128;    // one weight record (decode_layout.hpp)
 inline constexpr int kPrefillDecodeWarps = 8;

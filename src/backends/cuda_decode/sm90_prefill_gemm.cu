@@ -9,20 +9,23 @@
 // memory costs 2 B written and 2 B read per element; at M = 64 that alone is the SM's whole
 // shared-memory bandwidth at the pipe's rate (2026-12-01-h200-s18.md), but here each element is
 // read by two warpgroups of 64 rows (256 FLOPs per element), which leaves room.
-// Measured (H200, bench/results/2026-12-02-h200-s23.md): correct, but each CTA runs its wgmmas at
-// ~50% of the pipe, 0.34-0.76x of cuBLAS BF16; the decode, the rings and the activation bytes
-// per FLOP were ruled out as the cause, which is not yet known. `auto` does not pick this kernel.
+// Measured (H200, bench/results/2026-12-02-h200-s23.md and -s24.md): correct, but each CTA runs
+// its wgmmas at 40-60% of the pipe, 0.34-0.91x of cuBLAS BF16 (best on the largest weights at
+// M = 65-128). No single stage binds: without the decode, without the fence's wait for the
+// fragment loads, or with neither, the pipe stays at 40-60% (session 24, calls 2-4); the chunk's
+// chain of hand-offs between the warps is what is left. `auto` does not pick this kernel.
 //
 // A CTA is 128 activation rows x 128 weight rows (one weight record per chunk, decode_layout.hpp):
-// - kPrefillDecodeWarps decode warps, each taking whole chunks in turn: the first one's lane 0
-//   bulk-copies each chunk's record (codes and scales, 4.5 KiB) into a ring a round ahead; they
-//   decode it with the decode kernels' decode (decode_tile_at) and write the BF16 fragments to a
+// - kPrefillDecodeWarps decode warps, each taking whole chunks in turn: a warp's lane 0
+//   bulk-copies its chunks' records (codes and scales, 4.5 KiB) into its own stages of a ring, two
+//   rounds ahead; they decode them with the decode kernels' decode (decode_tile_at) and write the BF16 fragments to a
 //   ring of decoded stages with stmatrix, in wgmma's no-swizzle K-major core-matrix layout (the
 //   packed activations' layout, activation_pack_layout.hpp);
 // - two consumer warpgroups load their 64 activation rows' chunk from global memory into A
-//   fragments, from a copy packed per call in fragment order (prefill_activation_pack.hpp), a
-//   chunk ahead, and issue four wgmma.m64n128k16 per chunk.
-// Full/empty mbarriers order the rings. The weights depend on no earlier kernel, so the decode
+//   fragments, from a copy packed per call in fragment order (prefill_activation_pack.hpp), up
+//   to three chunks ahead, and issue four wgmma.m64n128k16 per chunk.
+// Full/empty mbarriers order the decoded ring, full ones the record ring (a warp reuses only its
+// own record stages). The weights depend on no earlier kernel, so the decode
 // warps start before the grid-dependency wait; the consumers wait before their first load.
 #include "backends/cuda_common/dynamic_shared_limit.hpp"
 #include "backends/cuda_common/programmatic_launch.cuh"
@@ -39,11 +42,22 @@ namespace {
 
 constexpr int kConsumerWarpgroups = kPrefillCtaTokens / 64;
 constexpr int kFirstDecodeWarp = 4 * kConsumerWarpgroups;
-// Registers: an SM sub-partition's 16384 are shared by its warps (16 warps: 128 each). Lane 0 of
-// the first decode warp issues the copies, so no warp of its own raises the count.
+// Registers: 16 warps get 128 each at launch. The decode warpgroups then give kDecodeWarpRegisters
+// back and the consumers take what they freed (setmaxnreg) for four fragment buffers. What the
+// decode warpgroups free must cover what the consumers take, or the consumers' setmaxnreg waits
+// forever (it hung so once, bench/results/2026-12-02-h200-s23.md, call 10). Each decode warp's
+// lane 0 copies its own records, so no warp of its own is needed for the copies.
 constexpr int kPrefillThreads = 32 * (kFirstDecodeWarp + kPrefillDecodeWarps);
+constexpr int kLaunchRegisters = 65536 / kPrefillThreads;
+constexpr int kDecodeWarpRegisters = 88;
+constexpr int kConsumerWarpRegisters = 168;
+static_assert(kPrefillDecodeWarps % 4 == 0, "the decode warps are whole warpgroups (setmaxnreg is per warpgroup)");
+static_assert(kConsumerWarpgroups * (kConsumerWarpRegisters - kLaunchRegisters) <=
+                  kPrefillDecodeWarps / 4 * (kLaunchRegisters - kDecodeWarpRegisters),
+              "the consumers take no more registers than the decode warpgroups give back");
 
-// Dynamic shared memory: the record ring, the decoded ring, the scale table, the mbarriers.
+// Dynamic shared memory: the record ring, the decoded ring, the scale table, the mbarriers (full
+// barriers of the record ring; full and empty ones of the decoded ring).
 struct PrefillSharedLayout {
   static constexpr int kCtaTiles = kTilesPerBlock;  // one record
   static_assert(kTileRows * kCtaTiles == kPrefillCtaRows, "a CTA's weight rows are one record's");
@@ -54,11 +68,12 @@ struct PrefillSharedLayout {
   static constexpr int kDecodedOffset = kPrefillRecordStages * kRecordStageBytes;
   static constexpr int kTableOffset = kDecodedOffset + kPrefillDecodedStages * kDecodedStageBytes;
   static constexpr int kBarrierOffset = kTableOffset + 256 * 4;
-  static constexpr int kBytes = kBarrierOffset + 2 * (kPrefillRecordStages + kPrefillDecodedStages) * 8;
+  static constexpr int kBytes = kBarrierOffset + (kPrefillRecordStages + 2 * kPrefillDecodedStages) * 8;
   static_assert(kRecordStageBytes % 128 == 0 && kDecodedOffset % 128 == 0, "stages stay 128-byte aligned");
   static_assert(2 * kCoreMatrixKStep == kCoreMatrixNStep, "a row group is its two k-halves of 8 rows x 16 bytes");
-  static_assert(kPrefillDecodedStages >= kPrefillDecodeWarps && kPrefillRecordStages >= 2 * kPrefillDecodeWarps,
-                "each decode warp's chunk of a round has its own stages, and the copies stay a round ahead");
+  static_assert(kPrefillDecodedStages >= kPrefillDecodeWarps && kPrefillRecordStages % kPrefillDecodeWarps == 0 &&
+                    kPrefillRecordStages >= 2 * kPrefillDecodeWarps,
+                "each decode warp's chunk of a round has its own decoded stage, and its own record stages, two or more");
 };
 
 #if FP4GEMM_SM90A_DEVICE
@@ -113,8 +128,7 @@ __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const 
   extern __shared__ __align__(128) std::uint8_t shared[];
   std::uint32_t* scale_table = reinterpret_cast<std::uint32_t*>(shared + Layout::kTableOffset);
   std::uint64_t* record_full = reinterpret_cast<std::uint64_t*>(shared + Layout::kBarrierOffset);
-  std::uint64_t* record_empty = record_full + kRecordStages;
-  std::uint64_t* decoded_full = record_empty + kRecordStages;
+  std::uint64_t* decoded_full = record_full + kRecordStages;
   std::uint64_t* decoded_empty = decoded_full + kDecodedStages;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const std::int64_t row_block = blockIdx.y;  // the CTA's record column: weight rows 128 * row_block ...
@@ -122,8 +136,7 @@ __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const 
 
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < kRecordStages; ++stage) {
-      mbarrier_init(&record_full[stage], 1);     // the copying lane's expect-bytes arrival
-      mbarrier_init(&record_empty[stage], 32);  // the lanes of the warp that decodes the chunk
+      mbarrier_init(&record_full[stage], 1);  // the copying lane's expect-bytes arrival
     }
     for (int stage = 0; stage < kDecodedStages; ++stage) {
       mbarrier_init(&decoded_full[stage], 32);
@@ -138,6 +151,7 @@ __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const 
   const auto barrier_at = [](const std::uint64_t* ring, int stage) { return shared_address(ring + stage); };
 
   if (warp >= kFirstDecodeWarp) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kDecodeWarpRegisters));
     // Decode warp w decodes chunks w, w + kPrefillDecodeWarps, ...: all of a chunk's tiles, from
     // the record ring into A-layout fragments and on into the decoded ring, then one proxy fence
     // and one arrival for the chunk. (Every warp on every chunk made each chunk wait for the
@@ -149,22 +163,22 @@ __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const 
     const int decode_warp = warp - kFirstDecodeWarp;
     const std::uint32_t table_address = shared_address(scale_table);
     const std::uint32_t lane_row_offset = ((lane >> 3) & 1) * kCoreMatrixNStep + (lane >> 4) * kCoreMatrixKStep + (lane & 7) * 16;
-    // The copies: lane 0 of decode warp 0, at each of its chunks c, copies the records up to
-    // c + kRecordStages - kPrefillDecodeWarps: a round of chunks ahead, into stages whose previous
-    // chunks (a round before the last) are decoded.
-    const bool copies = decode_warp == 0 && lane == 0;
+    // Each decode warp's lane 0 copies its own warp's records: stage chunk % kRecordStages is the
+    // warp's, and once the warp has decoded a chunk its stage takes the warp's chunk kRecordStages
+    // later, so every warp's copies run kRecordStages / kPrefillDecodeWarps rounds ahead. (Lane 0
+    // of one warp copying for all made the later warps' records arrive about a chunk before they
+    // were needed; this is 1-4% faster, bench/results/2026-12-02-h200-s24.md, call 4.)
     const std::uint8_t* const records = static_cast<const std::uint8_t*>(args.records) + record_offset(row_block * kTilesPerBlock, 0, chunks);
-    int copied = 0;
+    const auto copy_record = [&](int chunk) {
+      const int stage = chunk % kRecordStages;
+      const std::uint32_t full = barrier_at(record_full, stage);
+      mbarrier_arrive_expect_bytes(full, kRecordBytes);
+      bulk_copy_to_shared(base + stage * Layout::kRecordStageBytes, records + std::int64_t(chunk) * kRecordBytes, kRecordBytes, full);
+    };
+    if (lane == 0) {
+      for (int chunk = decode_warp; chunk < chunks && chunk < kRecordStages; chunk += kPrefillDecodeWarps) copy_record(chunk);
+    }
     for (int chunk = decode_warp; chunk < chunks; chunk += kPrefillDecodeWarps) {
-      if (copies) {
-        for (const int last = min(chunks, chunk + kRecordStages - kPrefillDecodeWarps + 1); copied < last; ++copied) {
-          const int stage = copied % kRecordStages;
-          mbarrier_wait(barrier_at(record_empty, stage), ((copied / kRecordStages) & 1) ^ 1);  // a fresh barrier passes parity 1
-          const std::uint32_t full = barrier_at(record_full, stage);
-          mbarrier_arrive_expect_bytes(full, kRecordBytes);
-          bulk_copy_to_shared(base + stage * Layout::kRecordStageBytes, records + std::int64_t(copied) * kRecordBytes, kRecordBytes, full);
-        }
-      }
       const int record_stage = chunk % kRecordStages, decoded_stage = chunk % kDecodedStages;
       mbarrier_wait(barrier_at(record_full, record_stage), (chunk / kRecordStages) & 1);
       mbarrier_wait(barrier_at(decoded_empty, decoded_stage), ((chunk / kDecodedStages) & 1) ^ 1);
@@ -180,13 +194,15 @@ __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const 
           store_matrix_x4(decoded + block * Layout::kDecodedBlockBytes + tile * 2 * kCoreMatrixNStep + lane_row_offset, fragments[block]);
         }
       }
-      mbarrier_arrive(barrier_at(record_empty, record_stage));  // this lane's reads of the record are done
       fence_proxy_async_shared();  // stmatrix writes through the generic proxy; wgmma reads through the async one
+      __syncwarp();  // every lane has read the record before its stage takes the next copy
+      if (lane == 0 && chunk + kRecordStages < chunks) copy_record(chunk + kRecordStages);
       mbarrier_arrive(barrier_at(decoded_full, decoded_stage));
     }
     return;
   }
 
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerWarpRegisters));
   // The consumer warpgroups: warp w (of 8) holds activation rows 16w + g and 16w + g + 8 of the
   // CTA's 128 (g = lane / 4) in its A fragments; its warpgroup's wgmmas cover 64 rows x 128 weight rows.
   const int t = lane % 4;
@@ -198,14 +214,20 @@ __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const 
   float d[64];
 #pragma unroll
   for (int i = 0; i < 64; ++i) d[i] = 0.0f;
-  // Two fragment buffers: the chunk the wgmmas read, and the next one (loading).
-  std::uint32_t a0[kBlocksPerChunk][4], a1[kBlocksPerChunk][4];
+  // Four fragment buffers in turn: the chunk the wgmmas read and the next three, loaded up to three
+  // chunks ahead. Every wgmma fence still waits for all the fragment loads in flight (ptxas puts
+  // them on one scoreboard), so this does not hide their latency as the depth suggests; measured,
+  // it is 0-22% faster than two buffers, most where a CTA runs many waves of chunks
+  // (bench/results/2026-12-02-h200-s24.md, calls 1 and 5).
+  std::uint32_t a0[kBlocksPerChunk][4], a1[kBlocksPerChunk][4], a2[kBlocksPerChunk][4], a3[kBlocksPerChunk][4];
   wait_for_prior_grids();  // the activations are the previous kernel's output
   load_activation_chunk(lane_chunks, 0, a0);
+  if (chunks > 1) load_activation_chunk(lane_chunks, 1, a1);
+  if (chunks > 2) load_activation_chunk(lane_chunks, 2, a2);
 
   RingPosition decoded, previous;
   // Chunk `chunk` from fragments `current`; once the previous chunk's wgmmas have retired, its
-  // decoded stage is released and its fragments `spare` take chunk + 1.
+  // decoded stage is released and its fragments `spare` take chunk + 3.
   const auto step = [&](int chunk, std::uint32_t (&current)[kBlocksPerChunk][4], std::uint32_t (&spare)[kBlocksPerChunk][4]) {
     mbarrier_wait(barrier_at(decoded_full, decoded.stage), decoded.phase);
     const std::uint32_t weights = base + Layout::kDecodedOffset + decoded.stage * Layout::kDecodedStageBytes;
@@ -222,14 +244,18 @@ __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const 
     if (chunk > 0) mbarrier_arrive(barrier_at(decoded_empty, previous.stage));
     previous = decoded;
     decoded.advance(kDecodedStages);
-    if (chunk + 1 < chunks) load_activation_chunk(lane_chunks, chunk + 1, spare);
+    if (chunk + 3 < chunks) load_activation_chunk(lane_chunks, chunk + 3, spare);
   };
   int chunk = 0;
-  for (; chunk + 2 <= chunks; chunk += 2) {
-    step(chunk, a0, a1);
+  for (; chunk + 4 <= chunks; chunk += 4) {
+    step(chunk, a0, a3);
     step(chunk + 1, a1, a0);
+    step(chunk + 2, a2, a1);
+    step(chunk + 3, a3, a2);
   }
-  if (chunk < chunks) step(chunk, a0, a1);
+  if (chunk < chunks) step(chunk, a0, a3);
+  if (chunk + 1 < chunks) step(chunk + 1, a1, a0);
+  if (chunk + 2 < chunks) step(chunk + 2, a2, a1);
   wgmma_wait<0>();
 #pragma unroll
   for (int i = 0; i < 64; ++i) pin_register(d[i]);
@@ -253,6 +279,14 @@ cudaError_t launch_prefill_gemm(const PrefillGemmArgs& args, bool programmatic, 
       raised != cudaSuccess) {
     return raised;
   }
+  // The setmaxnreg balance assumes the registers every thread gets at launch; another count would
+  // hang the kernel, so it is an error instead.
+  static const cudaError_t registers_checked = [] {
+    cudaFuncAttributes attributes = {};
+    if (const cudaError_t status = cudaFuncGetAttributes(&attributes, prefill_gemm_kernel); status != cudaSuccess) return status;
+    return attributes.numRegs == kLaunchRegisters ? cudaSuccess : cudaErrorInvalidConfiguration;
+  }();
+  if (registers_checked != cudaSuccess) return registers_checked;
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(unsigned((args.m + kPrefillCtaTokens - 1) / kPrefillCtaTokens),
                         unsigned((args.n + kPrefillCtaRows - 1) / kPrefillCtaRows));
