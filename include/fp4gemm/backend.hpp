@@ -60,6 +60,11 @@ class Backend {
   // the rule that picks them: one line for `fp4gemm explain`. Empty for a backend with one path.
   virtual std::string kernel_plan(const GemmProblem& /*problem*/, const DeviceInfo& /*device*/) const { return {}; }
 
+  // Which of its separately written kernels would serve this problem on this device ("wgmma"):
+  // the runner's canary proves each one before it first serves, and quarantines only the kernel
+  // whose canary fails. Empty for a backend with one path.
+  virtual std::string kernel_name(const GemmProblem& /*problem*/, const DeviceInfo& /*device*/) const { return {}; }
+
   // Convert a checkpoint-layout weight into this backend's layout (and device memory).
   virtual std::unique_ptr<PreparedWeight> prepare(const Nvfp4View& weight, const DeviceInfo& device) = 0;
 

@@ -1,7 +1,7 @@
 #pragma once
 // The Runner: the one object an application holds to run NVFP4 GEMMs. It picks a backend per
 // problem (argument > FP4GEMM_BACKEND > tuned profile > auto order filtered by each backend's
-// checks), proves each backend with a canary before it first serves, falls back to the next
+// checks), proves each backend's kernel with a canary before it first serves, falls back to the next
 // candidate when one fails, and explains every decision. See docs/RUNNER.md.
 #include <cstdint>
 #include <map>
@@ -36,17 +36,26 @@ struct RunnerOptions {
   std::vector<std::shared_ptr<Backend>> backends;
   // Replaces the preference table's row for this device (tests, experiments); empty: the table.
   std::vector<std::string> auto_order;
-  bool canary = true;         // prove each backend against `ref` before it first serves
+  bool canary = true;         // prove each backend's kernel against `ref` before it first serves
 };
 
 // The outcome of one canary: a small random problem checked against `ref`.
 struct CanaryReport {
   std::string backend;
+  std::string kernel;   // the backend's kernel the canary ran (Backend::kernel_name); "" for one path
   std::string problem;  // GemmProblem::to_string() of the canary
   bool ran = false;     // false when the backend cannot run here (reason says why)
   bool passed = false;
   std::string reason;   // why it failed or did not run
+  // "" when the canary ran the kernel it was to prove; else which kernel went unproven and why
+  // (no canary problem within the cost cap takes it), and which one ran instead.
+  std::string coverage_gap;
 };
+
+// The key of Runner::quarantined() for a backend's kernel (Backend::kernel_name): the backend's
+// name when the kernel is "" (a backend with one path), else "backend (kernel kernel)", e.g.
+// "cuda_decode (wgmma kernel)": only that kernel is quarantined, its other kernels still serve.
+std::string quarantine_key(const std::string& backend, const std::string& kernel);
 
 namespace dispatch {
 struct WeightState;
@@ -97,11 +106,13 @@ class Runner {
   dispatch::Explanation explain(const GemmProblem& problem) const;
 
   // Runs the canary of every backend on its device now (for `fp4gemm doctor`), with the given
-  // operand types; a failing backend is quarantined as it would be before serving.
+  // operand types: one report per kernel the backend takes for the doctor's problems
+  // (docs/RUNNER.md, "Canary"), one for a backend with one path. A failing kernel (or
+  // single-path backend) is quarantined as it would be before serving.
   std::vector<CanaryReport> run_all_canaries(ActivationType activation = ActivationType::bf16,
                                              DType output = DType::f32);
 
-  // Backends quarantined by a failed canary, with the reason.
+  // Backends and kernels quarantined by a failed canary (keyed by quarantine_key), with the reason.
   std::map<std::string, std::string> quarantined() const;
   const DeviceInfo& device() const;       // the GPU, or the CPU when there is none
   const DeviceInfo& host_device() const;  // the CPU

@@ -1,13 +1,14 @@
-// The canary: before a backend first serves on a device, one small random problem is run on it
-// and compared with the `ref` oracle. It catches the failure modes users have reported from
-// vendor FP4 paths (all zeros, NaN: flashinfer#2577, #3398, sglang#20043) and partial writes,
-// before they reach a model's output.
+// The canary: before a backend's kernel first serves on a device, one small random problem that
+// takes the same kernel (canary_problems.hpp) is run on it and compared with the `ref` oracle. It
+// catches the failure modes users have reported from vendor FP4 paths (all zeros, NaN:
+// flashinfer#2577, #3398, sglang#20043) and partial writes, before they reach a model's output.
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <sstream>
 
 #include "backends/ref/ref_backend.hpp"
+#include "dispatch/canary_problems.hpp"
 #include "dispatch/runner_state.hpp"
 #include "dispatch/staging.hpp"
 #include "fp4gemm/format/half.hpp"
@@ -20,11 +21,6 @@ namespace {
 // BF16/FP16). Any correct FP32-accumulating backend is orders of magnitude inside it; a wrong
 // layout, a missing scale or alpha is orders of magnitude outside.
 constexpr double kCanaryRelativeTolerance = 1e-3;
-
-// Canary shapes, tried in order until the backend's checks accept one: M spans more than one
-// 8-row group and K more than one 128-column scale tile, N covers a 64-wide tile.
-const GemmProblem kCanaryShapes[] = {{16, 64, 256, ActivationType::bf16, DType::f32},
-                                     {1, 64, 256, ActivationType::bf16, DType::f32}};
 
 // Poison bytes: 0xFF is a NaN in FP32, BF16 and FP16, and no backend computes this exact pattern.
 constexpr std::uint8_t kPoisonByte = 0xFF;
@@ -124,44 +120,39 @@ CanaryOperands make_operands(const GemmProblem& problem, std::mt19937_64& rng) {
   return operands;
 }
 
+// "the wgmma kernel"; a backend with one path (or a kernel_name that cannot say) has no name.
+std::string kernel_phrase(const std::string& kernel) {
+  return kernel.empty() ? "the backend's unnamed path" : "the " + kernel + " kernel";
+}
+
 }  // namespace
 
-CanaryReport run_canary(Backend& backend, const DeviceInfo& device, int gpu_index,
-                        const std::vector<ActivationType>& activations, DType output, const GemmProblem* problem) {
+CanaryReport run_canary(Backend& backend, const DeviceInfo& device, int gpu_index, const GemmProblem& served) {
   CanaryReport report;
   report.backend = backend.name();
-  // Enumerate canary problems; the first one the backend accepts runs. The served problem itself,
-  // with M capped, comes last for backends that only take particular shapes.
-  std::vector<GemmProblem> shapes;
-  for (ActivationType activation : activations) {
-    for (GemmProblem shape : kCanaryShapes) {
-      shape.activation = activation;
-      shape.output = output;
-      shapes.push_back(shape);
-    }
-  }
-  if (problem != nullptr) shapes.push_back({std::min<std::int64_t>(problem->m, 16), problem->n, problem->k,
-                                            problem->activation, problem->output});
-  const GemmProblem* chosen = nullptr;
-  std::string rejection;
-  for (const auto& shape : shapes) {
-    const CheckResult check = backend.check(shape, device);
-    if (check) { chosen = &shape; break; }
-    if (rejection.empty()) rejection = check.reason;
-  }
-  if (chosen == nullptr) {
-    report.reason = "no canary problem passes its checks: " + rejection;
+  const CanaryChoice choice = choose_canary_problem(backend, device, served);
+  if (!choice.problem) {
+    report.reason = "no canary problem passes its checks: " + choice.rejection;
     return report;
   }
-  report.problem = chosen->to_string();
+  const GemmProblem& chosen = *choice.problem;
+  report.kernel = choice.problem_kernel;
+  report.problem = chosen.to_string();
   report.ran = true;
+  if (!choice.reaches_kernel) {
+    report.coverage_gap = "no canary problem within the cost cap takes " + kernel_phrase(choice.kernel) + " (served " +
+                          served.to_string() + "), so the canary ran " + kernel_phrase(choice.problem_kernel) + " instead";
+  }
 
   const std::uint64_t seed = std::random_device{}();
-  const std::string replay = " on canary " + chosen->to_string() + " (seed " + std::to_string(seed) + ")";
+  // What a failure's reason ends with: how to replay it, and what the canary could not reach.
+  const std::string replay = " on canary " + chosen.to_string() + " (" +
+                             (report.kernel.empty() ? "" : report.kernel + " kernel, ") + "seed " + std::to_string(seed) + ")" +
+                             (report.coverage_gap.empty() ? "" : "; " + report.coverage_gap);
   std::mt19937_64 rng(seed);
-  const CanaryOperands operands = make_operands(*chosen, rng);
-  std::vector<std::uint8_t> out_bytes(std::size_t(chosen->m * chosen->n) * dtype_size(output), kPoisonByte);
-  const MutableDenseView out{out_bytes.data(), output, chosen->m, chosen->n, 0, Memory::host, 0};
+  const CanaryOperands operands = make_operands(chosen, rng);
+  std::vector<std::uint8_t> out_bytes(std::size_t(chosen.m * chosen.n) * dtype_size(chosen.output), kPoisonByte);
+  const MutableDenseView out{out_bytes.data(), chosen.output, chosen.m, chosen.n, 0, Memory::host, 0};
   try {
     const auto prepared = backend.prepare(operands.weight.view(), device);
     run_with_staging(backend, operands.activation, *prepared, operands.alpha, out, {}, gpu_index);
@@ -177,7 +168,7 @@ CanaryReport run_canary(Backend& backend, const DeviceInfo& device, int gpu_inde
     return report;
   }
   const ReferenceResult reference = reference_gemm(operands.activation, operands.weight.view(), operands.alpha);
-  const std::string verdict = judge(out_bytes, *chosen, reference);
+  const std::string verdict = judge(out_bytes, chosen, reference);
   report.passed = verdict.empty();
   if (!report.passed) report.reason = verdict + replay;
   return report;

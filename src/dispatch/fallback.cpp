@@ -9,30 +9,39 @@
 namespace fp4gemm::dispatch {
 namespace {
 
-// Runs the canary for `slot` unless it already passed for these operand types. Returns "" when the
-// backend may serve, else the quarantine reason.
-std::string ensure_canary(RunnerState& state, BackendSlot& slot, const GemmProblem& problem) {
+// Runs the canary of the kernel `slot` takes for `problem` unless it already passed for these
+// operand types. Returns none when the backend may serve the problem, else the quarantine that
+// stops it: the backend's own, or that kernel's (its other kernels still serve).
+std::optional<RunnerState::Quarantine> ensure_canary(RunnerState& state, BackendSlot& slot, const GemmProblem& problem) {
   const std::string name = slot.backend->name();
-  const std::string key = canary_key(name, problem.activation, problem.output);
+  const DeviceInfo& device = state.device_for(*slot.backend);
+  const std::string kernel = slot.backend->kernel_name(problem, device);
+  const std::string key = canary_key(name, kernel, problem.activation, problem.output);
   {
     std::lock_guard<std::mutex> lock(state.mutex);
-    if (auto quarantined = state.quarantine.find(name); quarantined != state.quarantine.end()) return quarantined->second;
-    if (state.canary_passed.count(key)) return "";
+    if (auto quarantine = state.quarantine_for(name, kernel)) return quarantine;
+    if (state.canary_passed.count(key)) return std::nullopt;
   }
-  const DeviceInfo& device = state.device_for(*slot.backend);
   CanaryReport report;
   {
     std::lock_guard<std::mutex> run_lock(slot.run_mutex);
-    report = run_canary(*slot.backend, device, state.primary.index, {problem.activation}, problem.output, &problem);
+    report = run_canary(*slot.backend, device, state.primary.index, problem);
+  }
+  // NOTE: a kernel no canary problem within the cost cap reaches is recorded as proven (or
+  // quarantined) by the kernel that ran instead, so its canary does not run again on every call.
+  if (report.passed && !report.coverage_gap.empty()) {
+    state.warn_once("canary gap:" + quarantine_key(name, kernel),
+                    "backend '" + name + "': " + report.coverage_gap + "; that kernel serves without a canary of its own");
   }
   std::lock_guard<std::mutex> lock(state.mutex);
   if (report.passed) {
     state.canary_passed.insert(key);
-    return "";
+    return std::nullopt;
   }
-  state.quarantine[name] = report.reason;
+  const RunnerState::Quarantine quarantine{quarantine_key(name, kernel), report.reason};
+  state.quarantine[quarantine.key] = quarantine.reason;
   ++state.generation;
-  return report.reason;
+  return quarantine;
 }
 
 std::string describe(const std::exception_ptr& failure) {
@@ -71,11 +80,14 @@ void serve(RunnerState& state, const ActivationView& a, WeightState& weight, flo
   for (const std::string& name : plan.order) {
     BackendSlot& slot = *state.find(name);
     if (state.options.canary) {
-      const std::string quarantine = ensure_canary(state, slot, problem);
-      if (!quarantine.empty()) {
-        state.warn_once("quarantine:" + name, "backend '" + name + "' is quarantined: its canary " + quarantine +
-                                                  "; it will not serve in this runner");
-        causes += (causes.empty() ? "" : "; ") + name + ": quarantined (" + quarantine + ")";
+      if (const auto quarantine = ensure_canary(state, slot, problem)) {
+        const bool whole_backend = quarantine->key == name;
+        state.warn_once("quarantine:" + quarantine->key,
+                        (whole_backend ? "backend '" : "'") + quarantine->key + "' is quarantined: its canary " +
+                            quarantine->reason +
+                            (whole_backend ? "; it will not serve in this runner"
+                                           : "; problems that take this kernel go to the next candidate in this runner"));
+        causes += (causes.empty() ? "" : "; ") + quarantine->key + ": quarantined (" + quarantine->reason + ")";
         if (plan.strict) break;
         continue;
       }

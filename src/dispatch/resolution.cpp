@@ -31,8 +31,9 @@ CandidateReport assess(const RunnerState& state, const std::string& name, const 
     report.reason = check.reason;
     return report;
   }
-  if (auto quarantined = state.quarantine.find(name); quarantined != state.quarantine.end()) {
-    report.reason = "quarantined: its canary failed: " + quarantined->second;
+  // The backend's own quarantine, or that of the kernel this problem takes (its others still serve).
+  if (auto quarantine = state.quarantine_for(name, slot->backend->kernel_name(problem, device))) {
+    report.reason = "quarantined: its canary failed: " + quarantine->reason;
     return report;
   }
   if (auto failed = state.failures.find(failure_key(name, problem)); failed != state.failures.end()) {

@@ -3,10 +3,16 @@
 
 #include <atomic>
 
+#include "dispatch/canary_problems.hpp"
 #include "dispatch/runner_state.hpp"
 #include "fp4gemm/registry.hpp"
 
 namespace fp4gemm {
+
+std::string quarantine_key(const std::string& backend, const std::string& kernel) {
+  return kernel.empty() ? backend : backend + " (" + kernel + " kernel)";
+}
+
 namespace dispatch {
 
 BackendSlot* RunnerState::find(const std::string& name) const {
@@ -29,8 +35,16 @@ void RunnerState::warn_once(const std::string& key, const std::string& message) 
   once.report(key, LogLevel::warning, message, log);
 }
 
-std::string canary_key(const std::string& backend, ActivationType activation, DType output) {
-  return backend + "|" + to_string(activation) + "|" + to_string(output);
+std::optional<RunnerState::Quarantine> RunnerState::quarantine_for(const std::string& backend,
+                                                                   const std::string& kernel) const {
+  for (const std::string& key : {backend, quarantine_key(backend, kernel)}) {
+    if (auto found = quarantine.find(key); found != quarantine.end()) return Quarantine{key, found->second};
+  }
+  return std::nullopt;
+}
+
+std::string canary_key(const std::string& backend, const std::string& kernel, ActivationType activation, DType output) {
+  return backend + "|" + kernel + "|" + to_string(activation) + "|" + to_string(output);
 }
 
 std::string failure_key(const std::string& backend, const GemmProblem& problem) {
@@ -142,11 +156,12 @@ dispatch::Explanation Runner::explain(const GemmProblem& problem) const {
 std::vector<CanaryReport> Runner::run_all_canaries(ActivationType activation, DType output) {
   std::vector<CanaryReport> reports;
   for (const auto& slot : state_->backends) {
-    const DeviceInfo& device = state_->device_for(*slot->backend);
-    CanaryReport report;
-    report.backend = slot->backend->name();
-    const CheckResult device_check = slot->backend->check_device(device);
+    Backend& backend = *slot->backend;
+    const DeviceInfo& device = state_->device_for(backend);
+    const CheckResult device_check = backend.check_device(device);
     if (!device_check) {
+      CanaryReport report;
+      report.backend = backend.name();
       report.reason = "cannot run on " + device.to_string() + ": " + device_check.reason;
       reports.push_back(report);
       continue;
@@ -155,16 +170,24 @@ std::vector<CanaryReport> Runner::run_all_canaries(ActivationType activation, DT
     std::vector<ActivationType> activations{activation};
     for (ActivationType other : {ActivationType::bf16, ActivationType::nvfp4, ActivationType::f32})
       if (other != activation) activations.push_back(other);
-    {
-      std::lock_guard<std::mutex> run_lock(slot->run_mutex);
-      report = dispatch::run_canary(*slot->backend, device, state_->primary.index, activations, output, nullptr);
+    // One canary per kernel; a backend that accepts none of the problems gets one report saying why.
+    std::vector<GemmProblem> targets = dispatch::doctor_canary_targets(backend, device, activations, output);
+    if (targets.empty()) targets.push_back(dispatch::doctor_canary_problems(activation, output).front());
+    for (const GemmProblem& target : targets) {
+      CanaryReport report;
+      {
+        std::lock_guard<std::mutex> run_lock(slot->run_mutex);
+        report = dispatch::run_canary(backend, device, state_->primary.index, target);
+      }
+      // NOTE: report.kernel is the target's kernel: each target is the first doctor problem that
+      // takes its kernel, and is itself a canary candidate within the cost cap.
+      std::lock_guard<std::mutex> lock(state_->mutex);
+      if (report.ran && !report.passed) {
+        state_->quarantine[quarantine_key(report.backend, report.kernel)] = report.reason;
+        ++state_->generation;
+      }
+      reports.push_back(report);
     }
-    std::lock_guard<std::mutex> lock(state_->mutex);
-    if (report.ran && !report.passed) {
-      state_->quarantine[report.backend] = report.reason;
-      ++state_->generation;
-    }
-    reports.push_back(report);
   }
   return reports;
 }

@@ -35,7 +35,7 @@ struct RunnerState {
   std::vector<std::unique_ptr<BackendSlot>> backends;
 
   mutable std::mutex mutex;
-  std::map<std::string, std::string> quarantine;            // backend -> canary failure
+  std::map<std::string, std::string> quarantine;            // quarantine_key() -> canary failure
   std::set<std::string> canary_passed;                      // canary_key()
   std::map<std::string, std::string> failures;              // failure_key() -> cause
   OnceLog once;                                             // per-runner warnings (fallbacks)
@@ -57,9 +57,19 @@ struct RunnerState {
   const DeviceInfo& device_for(const Backend& backend) const;
   std::vector<std::string> backend_names() const;
   void warn_once(const std::string& key, const std::string& message);
+
+  // The quarantine that keeps `backend` from serving a problem that takes its kernel `kernel`
+  // (Backend::kernel_name): the backend's own or that kernel's; none when neither failed its
+  // canary. Callers hold `mutex`.
+  struct Quarantine {
+    std::string key;  // quarantine_key()
+    std::string reason;
+  };
+  std::optional<Quarantine> quarantine_for(const std::string& backend, const std::string& kernel) const;
 };
 
-std::string canary_key(const std::string& backend, ActivationType activation, DType output);
+// Which canary passes have been recorded: per backend, kernel and operand types.
+std::string canary_key(const std::string& backend, const std::string& kernel, ActivationType activation, DType output);
 std::string failure_key(const std::string& backend, const GemmProblem& problem);
 
 // The candidate list of one problem, with the explain trail. Callers hold state.mutex.
@@ -70,10 +80,10 @@ struct Plan {
 };
 Plan plan_for(const RunnerState& state, const GemmProblem& problem);
 
-// A canary for `backend` on its device with the given operand types; runs without holding
-// state.mutex. Rethrows Error(unrecoverable).
-CanaryReport run_canary(Backend& backend, const DeviceInfo& device, int gpu_index,
-                        const std::vector<ActivationType>& activations, DType output, const GemmProblem* problem);
+// The canary that proves, before it first serves, the kernel `backend` takes for `served` on its
+// device (canary_problems.hpp picks the problem), with the served operand types. Runs without
+// holding state.mutex. Rethrows Error(unrecoverable).
+CanaryReport run_canary(Backend& backend, const DeviceInfo& device, int gpu_index, const GemmProblem& served);
 
 // The shared state of a WeightHandle.
 struct WeightState {

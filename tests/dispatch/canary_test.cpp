@@ -1,5 +1,6 @@
 // The canary quarantines backends that return zeros, NaN, half an output, or throw, before they
 // serve; `explain` shows the reason and the caller still gets a correct result from the next one.
+// A backend with several kernels has each kernel proven, and quarantined, on its own.
 #include <gtest/gtest.h>
 
 #include "backends/cpu/cpu_backend.hpp"
@@ -83,6 +84,91 @@ TEST(Canary, HealthyBackendsPassAndRunTheirCanaryOncePerOperandTypes) {
   EXPECT_EQ(healthy->runs, 1 + 3) << "one canary, then three served calls";
 }
 
+// Serves one random problem of M rows through `runner`; "" when the output matches `ref`. The
+// backends that prepared the weight (those that served it) go to `served_by`.
+std::string serve_and_compare(Runner& runner, std::int64_t m, std::vector<std::string>& served_by) {
+  const GemmCase c{m, 40, 96, ActivationType::bf16, DType::f32};
+  std::mt19937_64 rng(fresh_seed());
+  const GemmOperands operands = make_operands(c, rng);
+  const WeightHandle weight = runner.prepare(operands.weight.view());
+  PoisonedOutput out = make_poisoned_output(c.m, c.n, c.output);
+  runner.gemm(operands.activation(), weight, operands.alpha, out.view);
+  served_by = weight.prepared_backends();
+  return compare_with_reference(operands, read_output(out), c.m, c.n, c.output, 1e-5);
+}
+
+// A backend's kernels are proven one by one: a wrong large-M kernel is quarantined under its own
+// key before it serves, and the backend's correct small-M kernel keeps serving.
+TEST(Canary, AWrongKernelIsQuarantinedAloneAndTheBackendsOtherKernelKeepsServing) {
+  std::vector<std::string> warnings;
+  auto backend = std::make_shared<TwoKernelBackend>("two_kernels", Fault::zeros);
+  Runner runner(options_with(backend, &warnings));
+  std::vector<std::string> served_by;
+
+  // M = 4 takes the small kernel: its canary (1x64x256: 16x64x256 would take the large one) passes.
+  EXPECT_EQ(serve_and_compare(runner, 4, served_by), "");
+  EXPECT_EQ(served_by, std::vector<std::string>{"two_kernels"});
+  EXPECT_EQ(backend->small_runs(), 1 + 1) << "the small kernel's canary, then the call";
+  EXPECT_EQ(backend->large_runs(), 0) << "the large kernel is not canaried before a problem takes it";
+  EXPECT_TRUE(runner.quarantined().empty());
+
+  // M = 40 takes the large kernel: its canary fails, only that kernel is quarantined, ref serves.
+  EXPECT_EQ(serve_and_compare(runner, 40, served_by), "");
+  EXPECT_EQ(served_by, std::vector<std::string>{"ref"});
+  EXPECT_EQ(backend->large_runs(), 1) << "its canary only: the large kernel never served";
+  const auto quarantined = runner.quarantined();
+  ASSERT_EQ(quarantined.size(), 1u);
+  ASSERT_EQ(quarantined.count("two_kernels (large kernel)"), 1u);
+  const std::string& reason = quarantined.at("two_kernels (large kernel)");
+  EXPECT_NE(reason.find("returned all zeros"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("(large kernel, seed "), std::string::npos) << reason;
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings.front().find("'two_kernels (large kernel)' is quarantined"), std::string::npos) << warnings.front();
+
+  // M = 4 is still served by the small kernel, without a second canary.
+  const int small_runs = backend->small_runs();
+  EXPECT_EQ(serve_and_compare(runner, 4, served_by), "");
+  EXPECT_EQ(served_by, std::vector<std::string>{"two_kernels"});
+  EXPECT_EQ(backend->small_runs(), small_runs + 1);
+
+  // explain: quarantined for a problem that takes the large kernel, the choice for the small one.
+  const auto large = runner.explain({40, 40, 96, ActivationType::bf16, DType::f32});
+  EXPECT_EQ(large.choice, "ref");
+  ASSERT_EQ(large.candidates.front().backend, "two_kernels");
+  EXPECT_EQ(large.candidates.front().reason.rfind("quarantined: its canary failed: returned all zeros", 0), 0u)
+      << large.candidates.front().reason;
+  const auto small = runner.explain({4, 40, 96, ActivationType::bf16, DType::f32});
+  EXPECT_EQ(small.choice, "two_kernels") << small.to_text();
+}
+
+// The doctor runs one canary per kernel of a backend (one for a backend with one path) and
+// quarantines only the kernel that fails.
+TEST(Canary, DoctorRunsOneCanaryPerKernel) {
+  std::vector<std::string> warnings;
+  auto backend = std::make_shared<TwoKernelBackend>("two_kernels", Fault::nan);
+  Runner runner(options_with(backend, &warnings));
+  const std::vector<CanaryReport> reports = runner.run_all_canaries();
+  ASSERT_EQ(reports.size(), 3u);
+  EXPECT_EQ(reports[0].backend, "two_kernels");
+  EXPECT_EQ(reports[0].kernel, "large");  // 16x64x256, the doctor's first problem, takes it
+  EXPECT_TRUE(reports[0].ran);
+  EXPECT_FALSE(reports[0].passed);
+  EXPECT_NE(reports[0].reason.find("returned NaN or Inf"), std::string::npos) << reports[0].reason;
+  EXPECT_EQ(reports[1].backend, "two_kernels");
+  EXPECT_EQ(reports[1].kernel, "small");
+  EXPECT_TRUE(reports[1].passed) << reports[1].reason;
+  EXPECT_EQ(reports[1].problem, (GemmProblem{1, 64, 256, ActivationType::bf16, DType::f32}.to_string()));
+  EXPECT_EQ(reports[2].backend, "ref");
+  EXPECT_EQ(reports[2].kernel, "");
+  EXPECT_TRUE(reports[2].passed) << reports[2].reason;
+  for (const auto& report : reports) EXPECT_EQ(report.coverage_gap, "") << report.backend;
+  const auto quarantined = runner.quarantined();
+  ASSERT_EQ(quarantined.size(), 1u);
+  EXPECT_EQ(quarantined.begin()->first, "two_kernels (large kernel)");
+  EXPECT_EQ(backend->large_runs(), 1);
+  EXPECT_EQ(backend->small_runs(), 1);
+}
+
 TEST(Canary, DoctorRunsEveryBackendsCanary) {
   std::vector<std::string> warnings;
   RunnerOptions options;
@@ -103,6 +189,7 @@ TEST(Canary, DoctorRunsEveryBackendsCanary) {
   for (const char* name : {"returns_zeros", "returns_nan", "throws", "writes_half"}) {
     EXPECT_TRUE(reports[name].ran) << name;
     EXPECT_FALSE(reports[name].passed) << name;
+    EXPECT_EQ(reports[name].kernel, "") << name << " has one path";
   }
   EXPECT_NE(reports["returns_zeros"].reason.find("all zeros"), std::string::npos);
   EXPECT_NE(reports["writes_half"].reason.find("unwritten"), std::string::npos);

@@ -54,21 +54,62 @@ class FaultyBackend final : public Backend {
   RefBackend reference_;
 };
 
-// A host-executable stand-in whose checks are given as functions: lets a test put the names of
-// GPU backends (cuda_decode, ...) with their documented requirements into a simulated runner.
+// A backend with two separately written kernels chosen by M, as cuda_decode chooses among its own:
+// "small" for M <= kSmallKernelMaxRows, "large" above. The small kernel computes the right answer;
+// the large one has the fault it is built with. Counts each kernel's runs.
+class TwoKernelBackend final : public Backend {
+ public:
+  static constexpr std::int64_t kSmallKernelMaxRows = 8;
+  TwoKernelBackend(std::string name, Fault large_kernel_fault)
+      : name_(name), small_(name, Fault::none), large_(name, large_kernel_fault) {}
+  std::string name() const override { return name_; }
+  std::string summary() const override { return "test backend whose large-M kernel has an injected fault"; }
+  Memory memory() const override { return Memory::host; }
+  CheckResult check_device(const DeviceInfo& device) const override { return small_.check_device(device); }
+  CheckResult check_problem(const GemmProblem& problem, const DeviceInfo& device) const override {
+    return small_.check_problem(problem, device);
+  }
+  std::string kernel_name(const GemmProblem& problem, const DeviceInfo&) const override {
+    return problem.m <= kSmallKernelMaxRows ? "small" : "large";
+  }
+  std::unique_ptr<PreparedWeight> prepare(const Nvfp4View& weight, const DeviceInfo& device) override {
+    return small_.prepare(weight, device);
+  }
+  void run(const ActivationView& a, const PreparedWeight& weight, float alpha, const MutableDenseView& out,
+           const RunContext& context) override {
+    FaultyBackend& kernel = a.rows() <= kSmallKernelMaxRows ? small_ : large_;
+    kernel.run(a, weight, alpha, out, context);
+  }
+  int small_runs() const { return small_.runs; }
+  int large_runs() const { return large_.runs; }
+
+ private:
+  std::string name_;
+  FaultyBackend small_;
+  FaultyBackend large_;
+};
+
+// A host-executable stand-in whose checks (and, optionally, kernel names) are given as functions:
+// lets a test put the names of GPU backends (cuda_decode, ...) with their documented requirements
+// into a simulated runner, or give a backend kernels chosen by a rule. It computes through `ref`.
 class StandInBackend final : public Backend {
  public:
   using DeviceCheck = std::function<CheckResult(const DeviceInfo&)>;
   using ProblemCheck = std::function<CheckResult(const GemmProblem&, const DeviceInfo&)>;
-  StandInBackend(std::string name, Memory memory, DeviceCheck device_check, ProblemCheck problem_check)
+  using KernelName = std::function<std::string(const GemmProblem&)>;
+  StandInBackend(std::string name, Memory memory, DeviceCheck device_check, ProblemCheck problem_check,
+                 KernelName kernel_name = {})
       : name_(std::move(name)), memory_(memory), device_check_(std::move(device_check)),
-        problem_check_(std::move(problem_check)) {}
+        problem_check_(std::move(problem_check)), kernel_name_(std::move(kernel_name)) {}
   std::string name() const override { return name_; }
   std::string summary() const override { return "stand-in with a GPU backend's requirements"; }
   Memory memory() const override { return memory_; }
   CheckResult check_device(const DeviceInfo& device) const override { return device_check_(device); }
   CheckResult check_problem(const GemmProblem& problem, const DeviceInfo& device) const override {
     return problem_check_(problem, device);
+  }
+  std::string kernel_name(const GemmProblem& problem, const DeviceInfo&) const override {
+    return kernel_name_ ? kernel_name_(problem) : "";
   }
   std::unique_ptr<PreparedWeight> prepare(const Nvfp4View& weight, const DeviceInfo& device) override {
     return reference_.prepare(weight, device);
@@ -83,6 +124,7 @@ class StandInBackend final : public Backend {
   Memory memory_;
   DeviceCheck device_check_;
   ProblemCheck problem_check_;
+  KernelName kernel_name_;
   RefBackend reference_;
 };
 

@@ -1,6 +1,7 @@
 // `fp4gemm doctor`: run every backend's canary on this machine (a small random problem checked
-// against `ref`) and report which backends are healthy, quarantined, or cannot run here.
-// Exits non-zero when a backend that can run here fails its canary.
+// against `ref`; one per kernel of a backend with several) and report which backends and kernels
+// are healthy, quarantined, or cannot run here. Exits non-zero when one that can run here fails.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -33,27 +34,33 @@ void run_doctor(const DoctorOptions& options) {
   for (const auto& canary : reports) {
     failed += canary.ran && !canary.passed;
     const char* status = !canary.ran ? "cannot run" : canary.passed ? "healthy" : "quarantined";
-    report["backends"].push_back({{"backend", canary.backend}, {"status", status}, {"canary", canary.problem},
-                                  {"reason", canary.reason}});
+    report["backends"].push_back({{"backend", canary.backend}, {"kernel", canary.kernel}, {"status", status},
+                                  {"canary", canary.problem}, {"reason", canary.reason},
+                                  {"coverage_gap", canary.coverage_gap}});
   }
   report["failed"] = failed;
   if (options.json) {
     std::printf("%s\n", report.dump(2).c_str());
   } else {
     std::printf("device: %s\nhost:   %s\n\n", runner.device().to_string().c_str(), runner.host_device().to_string().c_str());
+    // "cuda_decode (wgmma kernel)" for a backend's kernel, as Runner::quarantined() names it.
+    int width = 22;
+    for (const auto& canary : reports) width = std::max(width, int(quarantine_key(canary.backend, canary.kernel).size()));
     for (const auto& canary : reports) {
+      const std::string subject = quarantine_key(canary.backend, canary.kernel);
       if (!canary.ran) {
-        std::printf("  %-22s cannot run: %s\n", canary.backend.c_str(), canary.reason.c_str());
+        std::printf("  %-*s cannot run: %s\n", width, subject.c_str(), canary.reason.c_str());
       } else if (canary.passed) {
-        std::printf("  %-22s healthy (canary %s matches ref)\n", canary.backend.c_str(), canary.problem.c_str());
+        std::printf("  %-*s healthy (canary %s matches ref)\n", width, subject.c_str(), canary.problem.c_str());
       } else {
-        std::printf("  %-22s QUARANTINED: %s\n", canary.backend.c_str(), canary.reason.c_str());
+        std::printf("  %-*s QUARANTINED: %s\n", width, subject.c_str(), canary.reason.c_str());
       }
+      if (!canary.coverage_gap.empty()) std::printf("  %-*s note: %s\n", width, "", canary.coverage_gap.c_str());
     }
   }
   if (failed > 0) {
     throw Error(ErrorCode::backend_failure, std::to_string(failed) +
-                                                " backend(s) failed their canary and would be quarantined; "
+                                                " backend(s) or kernel(s) failed their canary and would be quarantined; "
                                                 "report the reason above with `fp4gemm info` output");
   }
 }

@@ -18,6 +18,9 @@ class CudaDecodeBackend final : public Backend {
   CheckResult check_device(const DeviceInfo& device) const override;
   CheckResult check_problem(const GemmProblem& problem, const DeviceInfo& device) const override;
   std::string kernel_plan(const GemmProblem& problem, const DeviceInfo& device) const override;
+  // "mma.sync", "wgmma", "resident wgmma" or "prefill" (choose_decode_kernel); "" when
+  // FP4GEMM_DECODE_KERNEL is malformed, which kernel_plan() and run() report instead.
+  std::string kernel_name(const GemmProblem& problem, const DeviceInfo& device) const override;
   std::unique_ptr<PreparedWeight> prepare(const Nvfp4View& weight, const DeviceInfo& device) override;
   void run(const ActivationView& a, const PreparedWeight& weight, float alpha, const MutableDenseView& out,
            const RunContext& context) override;

@@ -254,6 +254,15 @@ std::string CudaDecodeBackend::kernel_plan(const GemmProblem& problem, const Dev
   return plan;
 }
 
+std::string CudaDecodeBackend::kernel_name(const GemmProblem& problem, const DeviceInfo& device) const {
+  try {
+    return cuda_decode::decode_kernel_name(
+        cuda_decode::choose_decode_kernel(problem.m, problem.n, problem.k, device.sm(), device.multiprocessors));
+  } catch (const Error&) {
+    return "";  // a malformed FP4GEMM_DECODE_KERNEL: kernel_plan() says so, run() throws it
+  }
+}
+
 CheckResult CudaDecodeBackend::check_device(const DeviceInfo& device) const {
   if (!device.is_cuda()) return CheckResult::fail("needs a CUDA GPU");
   if (device.sm() < 80) {
