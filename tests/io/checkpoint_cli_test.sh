@@ -95,6 +95,25 @@ for name, dtype, tolerance in (("y32", "F32", 1e-5), ("y16", "BF16", 2 ** -8)):
             assert abs(y[i * n + j] - ref) <= tolerance * scale + 1e-30, (name, i, j, y[i * n + j], ref)
 PY
 
+# gemm serves through the Runner: the metadata and the summary name the backend that served
+# (auto: whichever this machine's order picks), --backend picks one, --explain says why.
+"$cli" gemm --checkpoint "$work/ckpt" --layer $layer --input "$work/x.safetensors" --output "$work/yref.safetensors" \
+  --output-dtype f32 --backend ref --device cpu --explain >"$work/gemm-ref.txt" 2>"$work/gemm-ref-explain.txt" \
+  || fail "gemm --backend ref failed: $(cat "$work/gemm-ref.txt" "$work/gemm-ref-explain.txt")"
+grep -q "on ref (cpu:" "$work/gemm-ref.txt" || fail "gemm --backend ref does not say ref served on the CPU: $(cat "$work/gemm-ref.txt")"
+grep -q "^choice:   ref" "$work/gemm-ref-explain.txt" || fail "gemm --explain does not explain the choice: $(cat "$work/gemm-ref-explain.txt")"
+"$cli" gemm --checkpoint "$work/ckpt" --layer $layer --input "$work/x.safetensors" --output "$work/yauto.safetensors" \
+  >"$work/gemm-auto.txt" 2>&1 || fail "gemm (auto) failed: $(cat "$work/gemm-auto.txt")"
+python3 - "$work" <<'PY' || fail "gemm's metadata does not name the backends that served"
+import re, sys
+from safetensors_stdlib import load
+work = sys.argv[1]
+assert load(work + "/yref.safetensors")[1]["fp4gemm.backend"] == "ref"
+served = re.search(r" on (\S+) \(", open(work + "/gemm-auto.txt").read()).group(1)
+assert load(work + "/yauto.safetensors")[1]["fp4gemm.backend"] == served, served
+PY
+expect_error "unknown backend" gemm --checkpoint "$work/ckpt" --layer $layer --input "$work/x.safetensors" --output "$work/e.safetensors" --backend nope
+
 # gemm, W4A4: needs input_scale; add one to a copy of the layer. The result must be close to W4A16
 # but not equal (the activation really was quantized).
 python3 - "$work" $layer <<'PY' || fail "could not write the W4A4 checkpoint"
