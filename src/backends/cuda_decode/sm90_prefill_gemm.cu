@@ -98,22 +98,65 @@ __device__ __forceinline__ void load_activation_chunk(const uint4* lane_chunks, 
   }
 }
 
-// Stores a consumer lane's accumulators times `scale`: d[4j + 2h + e] is activation row
-// first_token + 8h, weight row first_row + 8j + e (the wgmma D layout, rows 16 per warp).
+// The output tile of one consumer warp: its 16 activation rows x the CTA's 128 weight rows, staged
+// in shared memory and written out in 16-byte pieces. (Each lane storing its accumulators to global
+// memory element by element wrote 8-16 scattered bytes per row and instruction: with the drain at
+// exit, ~15% of the warp samples at 4096^2 M = 512, bench/results/2026-12-02-h200-s24.md, call 3.)
+// Rows are padded by 16 bytes so that the lanes' pair stores (rows g, columns 2t) hit 32 banks.
 template <class T>
-__device__ __forceinline__ void store_prefill_accumulators(const KernelProblem& args, const float (&d)[64], std::int64_t first_token,
-                                                           std::int64_t first_row, float scale) {
-  T* const out = static_cast<T*>(args.out);
+struct StagedOutputTile {
+  static constexpr int kRows = 16;
+  static constexpr int kRowBytes = kPrefillCtaRows * int(sizeof(T));
+  static constexpr int kPitch = kRowBytes + 16;
+  static constexpr int kBytes = kRows * kPitch;
+  static constexpr int kElementsPerPiece = 16 / int(sizeof(T));
+  static constexpr int kPiecesPerRow = kRowBytes / 16;
+};
+
+// Stores a consumer lane's accumulators times `scale` through the warp's staging tile at shared
+// address `tile`: d[4j + 2h + e] is the warp's row g + 8h (g = lane / 4), the CTA's weight row
+// 8j + 2t + e (t = lane % 4), the wgmma D layout. first_token is the warp's first row, first_row
+// the CTA's first weight row.
+template <class T>
+__device__ __forceinline__ void store_prefill_accumulators(const KernelProblem& args, const float (&d)[64], std::uint32_t tile,
+                                                           std::int64_t first_token, std::int64_t first_row, float scale, int lane) {
+  using Tile = StagedOutputTile<T>;
+  const int g = lane / 4, t = lane % 4;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    const std::int64_t token = first_token + 8 * h;
-    if (token >= args.m) continue;
-    T* const row_out = out + token * args.out_stride;
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
-      const std::int64_t n = first_row + 8 * j;
-      if (n < args.n) row_out[n] = output_value<T>(scale * d[4 * j + 2 * h]);
-      if (n + 1 < args.n) row_out[n + 1] = output_value<T>(scale * d[4 * j + 2 * h + 1]);
+      const std::uint32_t at = tile + (g + 8 * h) * Tile::kPitch + (8 * j + 2 * t) * int(sizeof(T));
+      if constexpr (std::is_same_v<T, float>) {
+        asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(at), "f"(scale * d[4 * j + 2 * h]), "f"(scale * d[4 * j + 2 * h + 1]));
+      } else {
+        const T low = output_value<T>(scale * d[4 * j + 2 * h]), high = output_value<T>(scale * d[4 * j + 2 * h + 1]);
+        const std::uint32_t pair = std::uint32_t(__builtin_bit_cast(std::uint16_t, low)) |
+                                   (std::uint32_t(__builtin_bit_cast(std::uint16_t, high)) << 16);
+        asm volatile("st.shared.b32 [%0], %1;" ::"r"(at), "r"(pair));
+      }
+    }
+  }
+  __syncwarp();  // the warp reads back rows other lanes wrote
+  T* const out = static_cast<T*>(args.out);
+  // 16-byte stores need the output and its row stride 16-byte aligned; otherwise element by element.
+  const bool vectors = (reinterpret_cast<std::uintptr_t>(out) % 16 == 0) && (args.out_stride * std::int64_t(sizeof(T))) % 16 == 0;
+#pragma unroll 4
+  for (int piece = lane; piece < Tile::kRows * Tile::kPiecesPerRow; piece += 32) {
+    const int row = piece / Tile::kPiecesPerRow, column = piece % Tile::kPiecesPerRow * Tile::kElementsPerPiece;
+    const std::int64_t token = first_token + row, n = first_row + column;
+    if (token >= args.m || n >= args.n) continue;
+    uint4 value;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
+                 : "r"(tile + row * Tile::kPitch + column * int(sizeof(T))));
+    T* const at = out + token * args.out_stride + n;
+    if (vectors && n + Tile::kElementsPerPiece <= args.n) {
+      *reinterpret_cast<uint4*>(at) = value;
+    } else {
+      T elements[Tile::kElementsPerPiece];
+      __builtin_memcpy(elements, &value, 16);
+      for (int e = 0; e < Tile::kElementsPerPiece && n + e < args.n; ++e) at[e] = elements[e];
     }
   }
 }
@@ -205,8 +248,6 @@ __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const 
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerWarpRegisters));
   // The consumer warpgroups: warp w (of 8) holds activation rows 16w + g and 16w + g + 8 of the
   // CTA's 128 (g = lane / 4) in its A fragments; its warpgroup's wgmmas cover 64 rows x 128 weight rows.
-  const int t = lane % 4;
-  const std::int64_t first_token = std::int64_t(blockIdx.x) * kPrefillCtaTokens + 16 * warp + lane / 4;
   const std::int64_t group = std::int64_t(blockIdx.x) * (kPrefillCtaTokens / kPrefillGroupRows) + warp;
   const uint4* const lane_chunks =
       static_cast<const uint4*>(args.packed_activations) + group * chunks * (kPrefillGroupChunkBytes / 16) + lane;
@@ -262,11 +303,24 @@ __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const 
   allow_dependent_launch();  // only the epilogue is left
 
   const float scale = args.alpha * kDecodeCompensation;
-  const std::int64_t first_row = row_block * kPrefillCtaRows + 2 * t;
+  const std::int64_t first_row = row_block * kPrefillCtaRows;
+  const std::int64_t first_token = std::int64_t(blockIdx.x) * kPrefillCtaTokens + 16 * warp;
+  // The warp's staging tile is in the record ring, idle now: every record was decoded before the
+  // last decoded stage this warp waited for, and no copy is in flight.
+  static_assert(kFirstDecodeWarp * StagedOutputTile<float>::kBytes <= kRecordStages * Layout::kRecordStageBytes,
+                "the consumer warps' staging tiles fit in the record ring");
+  const auto tile = [&](int bytes) { return base + std::uint32_t(warp * bytes); };
   switch (args.out_dtype) {
-    case DType::f32: store_prefill_accumulators<float>(args, d, first_token, first_row, scale); break;
-    case DType::bf16: store_prefill_accumulators<__nv_bfloat16>(args, d, first_token, first_row, scale); break;
-    case DType::f16: store_prefill_accumulators<__half>(args, d, first_token, first_row, scale); break;
+    case DType::f32:
+      store_prefill_accumulators<float>(args, d, tile(StagedOutputTile<float>::kBytes), first_token, first_row, scale, lane);
+      break;
+    case DType::bf16:
+      store_prefill_accumulators<__nv_bfloat16>(args, d, tile(StagedOutputTile<__nv_bfloat16>::kBytes), first_token,
+                                                first_row, scale, lane);
+      break;
+    case DType::f16:
+      store_prefill_accumulators<__half>(args, d, tile(StagedOutputTile<__half>::kBytes), first_token, first_row, scale, lane);
+      break;
   }
 #endif
 }
