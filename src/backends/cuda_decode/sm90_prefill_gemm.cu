@@ -10,7 +10,7 @@
 // shared-memory bandwidth at the pipe's rate (2026-12-01-h200-s18.md), but here each element is
 // read by two warpgroups of 64 rows (256 FLOPs per element), which leaves room.
 // Measured (H200, bench/results/2026-12-02-h200-s23.md and -s24.md): correct, but each CTA runs
-// its wgmmas at 40-60% of the pipe, 0.34-0.91x of cuBLAS BF16 (best on the largest weights at
+// its wgmmas at 40-60% of the pipe, 0.36-0.94x of cuBLAS BF16 (best on the largest weights at
 // M = 65-128). No single stage binds: without the decode, without the fence's wait for the
 // fragment loads, or with neither, the pipe stays at 40-60% (session 24, calls 2-4); the chunk's
 // chain of hand-offs between the warps is what is left. `auto` does not pick this kernel.
