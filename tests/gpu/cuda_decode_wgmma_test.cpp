@@ -228,10 +228,10 @@ TEST_F(CudaDecodeWgmma, AShapeThisBuildDoesNotCompileIsAClearError) {
 
 // The prefill kernel (M > 64, or forced by FP4GEMM_DECODE_KERNEL=prefill): partial token blocks
 // (M not a multiple of its 128 rows, and M below one warp's 16 rows), partial row blocks (N = 7, 300),
-// K = 16 (one partial chunk), 80, 1040 (a partial chunk) and 4160 (65 chunks: more than both rings
-// hold, and not a multiple of the 3-chunk unroll of its consumers).
+// K = 16 (one partial chunk), 80, 1040 (a partial chunk), 4160 (65 chunks: more than both rings
+// hold), and 384 and 448 (6 and 7 chunks): after the consumers' 4-chunk loop, tails of 1, 2 and 3.
 TEST_F(CudaDecodeWgmma, PrefillKernelMatchesTheReference) {
-  const std::pair<std::int64_t, std::int64_t> sizes[] = {{7, 16}, {7, 80}, {300, 1040}, {129, 4160}};
+  const std::pair<std::int64_t, std::int64_t> sizes[] = {{7, 16}, {7, 80}, {300, 1040}, {129, 4160}, {129, 384}, {7, 448}};
   for (std::int64_t m : {65, 128, 200, 257}) {
     for (const auto& [n, k] : sizes) {
       const std::string failures = check({m, n, k, ActivationType::bf16, DType::f32});

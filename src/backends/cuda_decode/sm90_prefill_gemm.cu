@@ -18,15 +18,16 @@
 // A CTA is 128 activation rows x 128 weight rows (one weight record per chunk, decode_layout.hpp):
 // - kPrefillDecodeWarps decode warps, each taking whole chunks in turn: a warp's lane 0
 //   bulk-copies its chunks' records (codes and scales, 4.5 KiB) into its own stages of a ring, two
-//   rounds ahead; they decode them with the decode kernels' decode (decode_tile_at) and write the BF16 fragments to a
-//   ring of decoded stages with stmatrix, in wgmma's no-swizzle K-major core-matrix layout (the
-//   packed activations' layout, activation_pack_layout.hpp);
+//   rounds ahead; they decode them with the decode kernels' decode (decode_tile_at) and write the
+//   BF16 fragments to a ring of decoded stages with stmatrix, in wgmma's no-swizzle K-major
+//   core-matrix layout (the packed activations' layout, activation_pack_layout.hpp);
 // - two consumer warpgroups load their 64 activation rows' chunk from global memory into A
 //   fragments, from a copy packed per call in fragment order (prefill_activation_pack.hpp), up
 //   to three chunks ahead, and issue four wgmma.m64n128k16 per chunk.
 // Full/empty mbarriers order the decoded ring, full ones the record ring (a warp reuses only its
-// own record stages). The weights depend on no earlier kernel, so the decode
-// warps start before the grid-dependency wait; the consumers wait before their first load.
+// own record stages). The weights depend on no earlier kernel, so the decode warps start before
+// the grid-dependency wait; the consumers wait before their first load. Each consumer warp stages
+// its output tile in the record ring, idle by then, and writes it out in 16-byte pieces.
 #include "backends/cuda_common/dynamic_shared_limit.hpp"
 #include "backends/cuda_common/programmatic_launch.cuh"
 #include "backends/cuda_decode/activation_pack_layout.hpp"
