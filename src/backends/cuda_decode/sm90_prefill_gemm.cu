@@ -114,14 +114,16 @@ struct StagedOutputTile {
   static constexpr int kPiecesPerRow = kRowBytes / 16;
 };
 
-// Stores a consumer lane's accumulators times `scale` through the warp's staging tile at shared
-// address `tile`: d[4j + 2h + e] is the warp's row g + 8h (g = lane / 4), the CTA's weight row
+// Stores a consumer lane's accumulators times `scale` through warp `warp`'s staging tile, the
+// warp-th of the tiles from shared address `staging`: d[4j + 2h + e] is the warp's row g + 8h (g = lane / 4), the CTA's weight row
 // 8j + 2t + e (t = lane % 4), the wgmma D layout. first_token is the warp's first row, first_row
 // the CTA's first weight row.
 template <class T>
-__device__ __forceinline__ void store_prefill_accumulators(const KernelProblem& args, const float (&d)[64], std::uint32_t tile,
-                                                           std::int64_t first_token, std::int64_t first_row, float scale, int lane) {
+__device__ __forceinline__ void store_prefill_accumulators(const KernelProblem& args, const float (&d)[64], std::uint32_t staging,
+                                                           int warp, std::int64_t first_token, std::int64_t first_row, float scale,
+                                                           int lane) {
   using Tile = StagedOutputTile<T>;
+  const std::uint32_t tile = staging + std::uint32_t(warp * Tile::kBytes);
   const int g = lane / 4, t = lane % 4;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -310,18 +312,10 @@ __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const 
   // last decoded stage this warp waited for, and no copy is in flight.
   static_assert(kFirstDecodeWarp * StagedOutputTile<float>::kBytes <= kRecordStages * Layout::kRecordStageBytes,
                 "the consumer warps' staging tiles fit in the record ring");
-  const auto tile = [&](int bytes) { return base + std::uint32_t(warp * bytes); };
   switch (args.out_dtype) {
-    case DType::f32:
-      store_prefill_accumulators<float>(args, d, tile(StagedOutputTile<float>::kBytes), first_token, first_row, scale, lane);
-      break;
-    case DType::bf16:
-      store_prefill_accumulators<__nv_bfloat16>(args, d, tile(StagedOutputTile<__nv_bfloat16>::kBytes), first_token,
-                                                first_row, scale, lane);
-      break;
-    case DType::f16:
-      store_prefill_accumulators<__half>(args, d, tile(StagedOutputTile<__half>::kBytes), first_token, first_row, scale, lane);
-      break;
+    case DType::f32: store_prefill_accumulators<float>(args, d, base, warp, first_token, first_row, scale, lane); break;
+    case DType::bf16: store_prefill_accumulators<__nv_bfloat16>(args, d, base, warp, first_token, first_row, scale, lane); break;
+    case DType::f16: store_prefill_accumulators<__half>(args, d, base, warp, first_token, first_row, scale, lane); break;
   }
 #endif
 }
