@@ -143,19 +143,48 @@ TEST(CudaDecodeKernelPlan, TheSm90PrefillKernelServesMAboveSixtyFour) {
   EXPECT_EQ(choose_decode_kernel(4096, 4096, 4096, 80, 108), DecodeKernel::mma);  // the backend refuses M > 64 there
   const std::string plan = describe_kernel_plan({512, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(plan, "prefill kernel (M > 64")) << plan;
-  EXPECT_TRUE(contains(plan, "896 CTAs of 128 activation rows x 128 weight rows")) << plan;  // 4 x 224
-  EXPECT_TRUE(contains(plan, "(6.79 waves on 132 SMs)")) << plan;
+  EXPECT_TRUE(contains(plan, "896 tiles of 128 activation rows x 128 weight rows")) << plan;  // 4 x 224
+  EXPECT_TRUE(contains(plan, "one CTA per tile (6.79 waves on 132 SMs)")) << plan;
+  // 32 tiles (0.24 waves) split 4 ways: one round of 16 chunks instead of 64.
+  const std::string split = describe_kernel_plan({128, 4096, 4096, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(split, "; K split 4 ways, 128 CTAs (0.97 waves on 132 SMs, one CTA each, against 0.24 unsplit")) << split;
   setenv("FP4GEMM_DECODE_KERNEL", "mma", 1);
   EXPECT_EQ(choose_decode_kernel(65, 4096, 4096, 90, 132), DecodeKernel::prefill);
   setenv("FP4GEMM_DECODE_KERNEL", "prefill", 1);
   EXPECT_EQ(choose_decode_kernel(1, 4096, 4096, 90, 132), DecodeKernel::prefill);
   const std::string forced = describe_kernel_plan({1, 4096, 4096, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(forced, "prefill kernel (forced by FP4GEMM_DECODE_KERNEL)")) << forced;
-  EXPECT_TRUE(contains(forced, "32 CTAs of 128 activation rows")) << forced;
+  EXPECT_TRUE(contains(forced, "32 tiles of 128 activation rows")) << forced;
+  EXPECT_TRUE(contains(forced, "K split 4 ways")) << forced;
   setenv("FP4GEMM_DECODE_KERNEL", "prefil", 1);
   const std::string typo = describe_kernel_plan({1, 4096, 4096, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(typo, "cannot plan: FP4GEMM_DECODE_KERNEL must be 'mma', 'wgmma', 'resident' or 'prefill'")) << typo;
   unsetenv("FP4GEMM_DECODE_KERNEL");
+}
+
+// The prefill kernel's K split where its tiles leave SMs idle, not where a split adds rounds of
+// CTAs (the H200 rows of bench/results/2026-12-02-h200-s25.md, call 3); at least 8 chunks per CTA;
+// the knob overrides within 1-8 and the chunks.
+TEST(CudaDecodeKernelPlan, ThePrefillKernelSplitsKWhereItsTilesLeaveSmsIdle) {
+  unsetenv("FP4GEMM_PREFILL_SPLITS");
+  EXPECT_EQ(prefill_k_splits(65, 4096, 64, 132), 4);      // 32 tiles: 4 ways measured fastest (33.3 -> 18.8 us)
+  EXPECT_EQ(prefill_k_splits(128, 4096, 192, 132), 4);    // 4096x12288: 90.2 -> 33.7
+  EXPECT_EQ(prefill_k_splits(256, 4096, 64, 132), 2);     // 64 tiles: 2 ways (4 ways is two rounds)
+  EXPECT_EQ(prefill_k_splits(65, 12288, 64, 132), 1);     // 96 tiles: 4 ways would be 3 rounds (44.4 against 34.3)
+  EXPECT_EQ(prefill_k_splits(256, 12288, 64, 132), 1);    // 192 tiles: 2 ways level (66.4 against 65.9)
+  EXPECT_EQ(prefill_k_splits(128, 28672, 128, 132), 1);   // 224 tiles: every split slower
+  EXPECT_EQ(prefill_k_splits(512, 4096, 64, 132), 1);     // 128 tiles, 0.97 waves
+  EXPECT_EQ(prefill_k_splits(128, 4096, 15, 132), 1);     // fewer than 16 chunks: no split keeps 8 per CTA
+  EXPECT_EQ(prefill_k_splits(128, 4096, 16, 132), 2);
+  EXPECT_EQ(prefill_k_splits(128, 4096, 64, 0), 1);       // SMs unknown
+  setenv("FP4GEMM_PREFILL_SPLITS", "3", 1);
+  bool forced = false;
+  EXPECT_EQ(prefill_k_splits(4096, 28672, 128, 132, &forced), 3);
+  EXPECT_TRUE(forced);
+  EXPECT_EQ(prefill_k_splits(128, 4096, 2, 132), 2);  // clamped to the chunks
+  setenv("FP4GEMM_PREFILL_SPLITS", "9", 1);
+  EXPECT_THROW(prefill_k_splits(128, 4096, 64, 132), Error);
+  unsetenv("FP4GEMM_PREFILL_SPLITS");
 }
 
 TEST(CudaDecodeKernelPlan, TheResidentKernelNamesItsSplitSliceAndRowBlocks) {

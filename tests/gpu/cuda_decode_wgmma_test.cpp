@@ -245,6 +245,24 @@ TEST_F(CudaDecodeWgmma, PrefillKernelMatchesTheReference) {
   }
 }
 
+// The prefill kernel's K split forced 1-8 ways (FP4GEMM_PREFILL_SPLITS): chunks that do not divide
+// evenly (65 and 7 chunks), a split of one chunk per CTA (K = 80, 2 chunks: 3 clamped to 2),
+// several tiles each counted and summed (M = 257, N = 300: 9 tiles), and a second call on the
+// same stream (the counters start from zero again). The rule itself splits the shapes of
+// PrefillKernelMatchesTheReference on the H200 (e.g. 9 tiles x 65 chunks: 8 ways).
+TEST_F(CudaDecodeWgmma, PrefillKernelSplitsKAnyWay) {
+  for (const char* splits : {"1", "2", "3", "5", "8"}) {
+    const ScopedEnv forced("FP4GEMM_PREFILL_SPLITS", splits);
+    for (const GemmCase& c : {GemmCase{257, 300, 4160, ActivationType::bf16, DType::f32}, GemmCase{65, 7, 448, ActivationType::bf16, DType::bf16},
+                              GemmCase{128, 129, 80, ActivationType::nvfp4, DType::f16}}) {
+      for (int repeat = 0; repeat < 2; ++repeat) {
+        const std::string failures = check(c);
+        ASSERT_TRUE(failures.empty()) << "split " << splits << ", call " << repeat << ": " << failures;
+      }
+    }
+  }
+}
+
 // Every activation and output type through the prefill kernel, and strided views: an activation
 // whose rows are not 16-byte aligned (copied first) and outputs with padded rows, 16-byte aligned
 // (the epilogue's 16-byte stores, with a partial piece at N = 133) or not (element by element).

@@ -91,15 +91,27 @@ void run_mma(const GemmProblem& problem, const DecodeWeight& prepared, const voi
 void run_prefill(const GemmProblem& problem, const DecodeWeight& prepared, const void* activations, std::int64_t activation_stride,
                  float alpha, const MutableDenseView& out, cuda_decode::ProgrammaticLaunch policy, cudaStream_t stream) {
   const bool programmatic = policy != cuda_decode::ProgrammaticLaunch::off;
-  const cuda::StreamBuffer packed(static_cast<std::size_t>(cuda_decode::prefill_packed_bytes(problem.m, prepared.chunks)), stream,
-                                  "cuda_decode: packed activations of the prefill kernel");
+  const int splits = cuda_decode::prefill_k_splits(problem.m, problem.n, prepared.chunks, prepared.multiprocessors);
+  // One allocation: the packed activations, then (split only) a counter per tile and the partial
+  // tiles, each part 256-byte aligned.
+  const auto round_up = [](std::int64_t bytes) { return (bytes + 255) / 256 * 256; };
+  const std::int64_t packed_bytes = round_up(cuda_decode::prefill_packed_bytes(problem.m, prepared.chunks));
+  const std::int64_t counters = splits > 1 ? cuda_decode::prefill_tiles(problem.m, problem.n) : 0;
+  const std::int64_t counter_bytes = round_up(counters * std::int64_t(sizeof(unsigned)));
+  const cuda::StreamBuffer packed(
+      static_cast<std::size_t>(packed_bytes + counter_bytes + cuda_decode::prefill_partial_bytes(problem.m, problem.n, splits)), stream,
+      "cuda_decode: packed activations and K-split workspace of the prefill kernel");
+  unsigned* const tile_counters = reinterpret_cast<unsigned*>(packed.as<std::uint8_t>() + packed_bytes);
   cuda::check_cuda(cuda_decode::launch_pack_prefill_activations(static_cast<const std::uint16_t*>(activations), activation_stride,
                                                                 int(problem.m), int(problem.k), int(prepared.chunks), packed.data(),
-                                                                programmatic, stream),
+                                                                tile_counters, counters, programmatic, stream),
                    "cuda_decode: packing the activations");
   cuda_decode::PrefillGemmArgs args;
   static_cast<cuda_decode::KernelProblem&>(args) = kernel_problem(problem, prepared, alpha, out);
   args.packed_activations = packed.data();
+  args.k_splits = splits;
+  args.tile_counters = splits > 1 ? tile_counters : nullptr;
+  args.partials = splits > 1 ? packed.as<std::uint8_t>() + packed_bytes + counter_bytes : nullptr;
   cuda::check_cuda(cuda_decode::launch_prefill_gemm(args, programmatic, stream), "cuda_decode: launching the prefill kernel");
 }
 

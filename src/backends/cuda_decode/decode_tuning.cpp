@@ -221,6 +221,25 @@ DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k
   return large || filled || tall ? DecodeKernel::wgmma : DecodeKernel::mma;
 }
 
+int prefill_k_splits(std::int64_t m, std::int64_t n, std::int64_t chunks, int multiprocessors, bool* overridden) {
+  if (overridden != nullptr) *overridden = false;
+  if (const char* text = tuning_knob("FP4GEMM_PREFILL_SPLITS")) {
+    const int splits = integer_knob("FP4GEMM_PREFILL_SPLITS", text, 1, kPrefillMaxKSplits, "a split count");
+    if (overridden != nullptr) *overridden = true;
+    return int(std::clamp<std::int64_t>(splits, 1, std::max<std::int64_t>(chunks, 1)));
+  }
+  if (multiprocessors <= 0 || chunks <= 0) return 1;
+  const std::int64_t tiles = (m + kPrefillCtaTokens - 1) / kPrefillCtaTokens * ((n + kPrefillCtaRows - 1) / kPrefillCtaRows);
+  const auto cost = [&](int splits) {
+    return (tiles * splits + multiprocessors - 1) / multiprocessors * ((chunks + splits - 1) / splits + kPrefillCtaOverheadChunks);
+  };
+  int best = 1;
+  for (int splits = 2; splits <= kPrefillMaxKSplits && chunks / splits >= kPrefillMinChunksPerSplit; ++splits) {
+    if (double(cost(splits)) < kPrefillSplitMinGain * double(cost(best))) best = splits;
+  }
+  return best;
+}
+
 ResidentShape choose_resident_shape(std::int64_t m, std::int64_t k, std::int64_t shared_bytes) {
   ResidentShape shape{m <= 32 ? 32 : 64, 0};
   const std::int64_t chunks = chunks_covering(k);

@@ -428,6 +428,30 @@ inline constexpr int kPrefillDecodeWarps = 8;
 inline constexpr int kPrefillRecordStages = 16;
 inline constexpr int kPrefillDecodedStages = 8;
 
+// The prefill kernel's K split: with one CTA per SM, a grid of tiles (128 x 128 output blocks)
+// that is a fraction of a wave leaves SMs idle (4096^2 at M = 65-128: 32 tiles on 132 SMs). Each
+// tile's chunks are then split `splits` ways; each CTA writes its FP32 partial tile to a workspace
+// and the tile's last CTA adds them all in split order (deterministic) before the epilogue.
+// prefill_k_splits picks the split with the lowest cost ceil(tiles * splits / SMs) * (ceil(chunks /
+// splits) + kPrefillCtaOverheadChunks), taking more splits only when that is below
+// kPrefillSplitMinGain of the best so far, up to kPrefillMaxKSplits and at least
+// kPrefillMinChunksPerSplit chunks per CTA. The overhead term is a CTA's cost beyond its chunks, in
+// chunks: H200, each split forced on the four issue weights at M = 65-256 (bench/results/
+// 2026-12-02-h200-s25.md, call 3), a split that adds rounds of CTAs was slower everywhere
+// (12288x4096 M = 65: 4 ways, 3 rounds of 16 chunks, 44.4 us against 34.3 unsplit; 28672x8192 2-8
+// ways 17-60% slower), which the chunk rounds alone (48 against 64) did not predict; 16 chunks
+// picks the measured best split on all twelve rows (e.g. 4096x12288 M = 65: 4 ways, 89.9 -> 33.1
+// us; 4096^2 M = 256: 2 ways, 33.8 -> 24.3).
+inline constexpr int kPrefillMaxKSplits = 8;
+inline constexpr int kPrefillMinChunksPerSplit = 8;
+inline constexpr int kPrefillCtaOverheadChunks = 16;
+inline constexpr double kPrefillSplitMinGain = 0.9;
+
+// The K split of the prefill kernel for an M x N problem of `chunks` chunks on `multiprocessors`
+// SMs (1 when unknown). FP4GEMM_PREFILL_SPLITS=1..kPrefillMaxKSplits overrides it for measurements
+// (clamped to the chunks); `overridden` says whether it did.
+int prefill_k_splits(std::int64_t m, std::int64_t n, std::int64_t chunks, int multiprocessors, bool* overridden = nullptr);
+
 // The four kernels of cuda_decode: mma.sync (any SM 8.0+ GPU, sm90_decode_gemm.cu), and on SM 9.0
 // the wgmma kernel (sm90_wgmma_gemm.cu), the activation-resident wgmma kernel
 // (sm90_resident_gemm.cu) and, above kMaxActivationRows, the prefill kernel (sm90_prefill_gemm.cu).

@@ -161,14 +161,28 @@ void describe_resident(const GemmProblem& problem, std::ostringstream& text) {
 }
 
 void describe_prefill(const GemmProblem& problem, const DeviceInfo& device, std::ostringstream& text) {
-  const std::int64_t ctas = (problem.m + kPrefillCtaTokens - 1) / kPrefillCtaTokens * ((problem.n + kPrefillCtaRows - 1) / kPrefillCtaRows);
-  text << plural(ctas, "CTA", "CTAs") << " of " << kPrefillCtaTokens << " activation rows x " << kPrefillCtaRows
-       << " weight rows (one per SM), " << kPrefillDecodeWarps
-       << " warps decoding whole chunks in turn into BF16 in shared memory for two warpgroups of wgmma.m64n128k16";
-  if (device.multiprocessors > 0) {
-    char waves[32];
-    std::snprintf(waves, sizeof waves, "%.2f", double(ctas) / device.multiprocessors);
-    text << " (" << waves << " waves on " << device.multiprocessors << " SMs)";
+  const std::int64_t tiles = (problem.m + kPrefillCtaTokens - 1) / kPrefillCtaTokens * ((problem.n + kPrefillCtaRows - 1) / kPrefillCtaRows);
+  bool forced = false;
+  const int splits = prefill_k_splits(problem.m, problem.n, chunks_covering(problem.k), device.multiprocessors, &forced);
+  text << plural(tiles, "tile", "tiles") << " of " << kPrefillCtaTokens << " activation rows x " << kPrefillCtaRows
+       << " weight rows, " << kPrefillDecodeWarps
+       << " warps per CTA decoding whole chunks in turn into BF16 in shared memory for two warpgroups of wgmma.m64n128k16";
+  const auto waves = [&](std::int64_t ctas) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f", double(ctas) / device.multiprocessors);
+    return std::string(text);
+  };
+  if (splits > 1) {
+    text << "; K split " << splits << " ways" << (forced ? " [FP4GEMM_PREFILL_SPLITS]" : "") << ", "
+         << plural(tiles * splits, "CTA", "CTAs");
+    if (device.multiprocessors > 0 && !forced) {
+      text << " (" << waves(tiles * splits) << " waves on " << device.multiprocessors << " SMs, one CTA each, against "
+           << waves(tiles) << " unsplit)";
+    }
+    text << ", each tile's last CTA adding the partial sums in split order";
+  } else {
+    text << ", one CTA per tile" << (forced ? " [FP4GEMM_PREFILL_SPLITS]" : "");
+    if (device.multiprocessors > 0) text << " (" << waves(tiles) << " waves on " << device.multiprocessors << " SMs)";
   }
 }
 

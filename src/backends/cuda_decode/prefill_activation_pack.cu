@@ -7,12 +7,14 @@ namespace {
 
 // One thread per (group, chunk, lane): rows g and g + 8 of the group, the lane's 16 columns of the
 // chunk (two 16-byte loads each), four 16-byte fragments out. Consecutive threads are consecutive
-// lanes, so a warp writes 512 contiguous bytes per block.
+// lanes, so a warp writes 512 contiguous bytes per block. The threads also zero the K split's
+// tile counters (after the wait: the previous call's kernel may still be counting in this memory).
 __global__ void pack_prefill_activations_kernel(const std::uint16_t* activations, std::int64_t stride, int m, int k, int chunks,
-                                                uint4* packed, std::int64_t threads) {
+                                                uint4* packed, std::int64_t threads, unsigned* tile_counters, std::int64_t counters) {
   allow_dependent_launch();
   wait_for_prior_grids();  // the activations are the previous kernel's output
   const std::int64_t index = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (std::int64_t counter = index; counter < counters; counter += threads) tile_counters[counter] = 0;
   if (index >= threads) return;
   const int lane = int(index % 32), t = lane % 4;
   const std::int64_t chunk = index / 32 % chunks, group = index / 32 / chunks;
@@ -41,7 +43,7 @@ __global__ void pack_prefill_activations_kernel(const std::uint16_t* activations
 }  // namespace
 
 cudaError_t launch_pack_prefill_activations(const std::uint16_t* activations, std::int64_t stride, int m, int k, int chunks, void* packed,
-                                            bool programmatic, cudaStream_t stream) {
+                                            unsigned* tile_counters, std::int64_t counters, bool programmatic, cudaStream_t stream) {
   if (reinterpret_cast<std::uintptr_t>(activations) % 16 != 0 || stride % 8 != 0) return cudaErrorMisalignedAddress;
   constexpr int kThreads = 256;
   const std::int64_t threads = prefill_packed_groups(m) * chunks * 32;
@@ -53,7 +55,7 @@ cudaError_t launch_pack_prefill_activations(const std::uint16_t* activations, st
   config.attrs = &attribute;
   config.numAttrs = 1;
   return cudaLaunchKernelEx(&config, pack_prefill_activations_kernel, activations, stride, m, k, chunks, static_cast<uint4*>(packed),
-                            threads);
+                            threads, tile_counters, counters);
 }
 
 }  // namespace fp4gemm::cuda_decode

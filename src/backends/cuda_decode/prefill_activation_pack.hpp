@@ -33,8 +33,9 @@ constexpr std::int64_t prefill_packed_bytes(std::int64_t m, std::int64_t chunks)
 
 // BF16 activations [m, stride] (device memory; 16-byte aligned, stride a multiple of 8, as the
 // backend stages any other view; cudaErrorMisalignedAddress otherwise) -> packed
-// (prefill_packed_bytes). `programmatic`: launched with programmatic dependent launch.
+// (prefill_packed_bytes); also zeroes `counters` tile counters of the prefill kernel's K split (none
+// when 0). `programmatic`: launched with programmatic dependent launch.
 cudaError_t launch_pack_prefill_activations(const std::uint16_t* activations, std::int64_t stride, int m, int k, int chunks, void* packed,
-                                            bool programmatic, cudaStream_t stream);
+                                            unsigned* tile_counters, std::int64_t counters, bool programmatic, cudaStream_t stream);
 
 }  // namespace fp4gemm::cuda_decode

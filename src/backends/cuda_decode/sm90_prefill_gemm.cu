@@ -163,6 +163,49 @@ __device__ __forceinline__ void store_prefill_accumulators(const KernelProblem& 
     }
   }
 }
+
+// The K split's hand-off (prefill_k_splits), by the consumer threads of a CTA: each writes its
+// partial sums to the tile's slot of this split, then the CTA counts itself in; the tile's last
+// CTA reads every split's slot back and leaves their sum in `d`, added in split order so that the
+// result does not depend on which CTA came last. Returns whether this CTA is that last one. (The
+// classic fence, barrier, counter and fence order: a partial is visible at the GPU scope before
+// its CTA counts, and read after the count says all are.) Slot layout: [16 quads][consumer threads]
+// float4, so each thread's stores and loads are coalesced with its neighbours'.
+__device__ __forceinline__ bool sum_split_partials(const PrefillGemmArgs& args, float (&d)[64], int split) {
+  constexpr int kConsumerThreads = 128 * kConsumerWarpgroups;
+  constexpr int kSlotQuads = 16 * kConsumerThreads;
+  constexpr unsigned kSplitBarrier = 1;  // a named barrier of the consumer threads (0 is __syncthreads')
+  __shared__ unsigned last_of_tile;
+  const std::int64_t tile = std::int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
+  float4* const slots = static_cast<float4*>(args.partials) + tile * args.k_splits * kSlotQuads + threadIdx.x;
+#pragma unroll
+  for (int quad = 0; quad < 16; ++quad) {
+    __stcg(slots + split * kSlotQuads + quad * kConsumerThreads, make_float4(d[4 * quad], d[4 * quad + 1], d[4 * quad + 2], d[4 * quad + 3]));
+  }
+  __threadfence();
+  named_barrier_sync(kSplitBarrier, kConsumerThreads);
+  if (threadIdx.x == 0) last_of_tile = atomicAdd(args.tile_counters + tile, 1u) == unsigned(args.k_splits - 1);
+  named_barrier_sync(kSplitBarrier, kConsumerThreads);
+  if (!last_of_tile) return false;
+  __threadfence();
+  // A split's 16 loads are issued together and summed after, so each split costs one L2 round
+  // trip. (Summing quad by quad with the splits in the inner loop chained every load after the
+  // previous one's addition: 4096^2 at M = 65 split 4 ways ran 21.9 us instead of ~10,
+  // bench/results/2026-12-02-h200-s25.md, call 2.) This CTA's own partial is read back too,
+  // so that `d` can take the sum in split order.
+#pragma unroll
+  for (int i = 0; i < 64; ++i) d[i] = 0.0f;
+  for (int other = 0; other < args.k_splits; ++other) {
+    float4 part[16];
+#pragma unroll
+    for (int quad = 0; quad < 16; ++quad) part[quad] = __ldcg(slots + other * kSlotQuads + quad * kConsumerThreads);
+#pragma unroll
+    for (int quad = 0; quad < 16; ++quad) {
+      d[4 * quad] += part[quad].x, d[4 * quad + 1] += part[quad].y, d[4 * quad + 2] += part[quad].z, d[4 * quad + 3] += part[quad].w;
+    }
+  }
+  return true;
+}
 #endif
 
 __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const PrefillGemmArgs args) {
@@ -178,7 +221,11 @@ __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const 
   std::uint64_t* decoded_empty = decoded_full + kDecodedStages;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const std::int64_t row_block = blockIdx.y;  // the CTA's record column: weight rows 128 * row_block ...
-  const int chunks = args.chunks;
+  // The CTA's chunks: split blockIdx.z of args.k_splits (prefill_k_splits); every loop below
+  // counts them from 0, the records and packed activations start at chunk `first_chunk`.
+  const int split = int(blockIdx.z);
+  const int first_chunk = int(std::int64_t(args.chunks) * split / args.k_splits);
+  const int chunks = int(std::int64_t(args.chunks) * (split + 1) / args.k_splits) - first_chunk;
 
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < kRecordStages; ++stage) {
@@ -214,7 +261,8 @@ __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const 
     // later, so every warp's copies run kRecordStages / kPrefillDecodeWarps rounds ahead. (Lane 0
     // of one warp copying for all made the later warps' records arrive about a chunk before they
     // were needed; this is 1-4% faster, bench/results/2026-12-02-h200-s24.md, call 4.)
-    const std::uint8_t* const records = static_cast<const std::uint8_t*>(args.records) + record_offset(row_block * kTilesPerBlock, 0, chunks);
+    const std::uint8_t* const records = static_cast<const std::uint8_t*>(args.records) +
+                                        record_offset(row_block * kTilesPerBlock, 0, args.chunks) + std::int64_t(first_chunk) * kRecordBytes;
     const auto copy_record = [&](int chunk) {
       const int stage = chunk % kRecordStages;
       const std::uint32_t full = barrier_at(record_full, stage);
@@ -252,8 +300,8 @@ __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const 
   // The consumer warpgroups: warp w (of 8) holds activation rows 16w + g and 16w + g + 8 of the
   // CTA's 128 (g = lane / 4) in its A fragments; its warpgroup's wgmmas cover 64 rows x 128 weight rows.
   const std::int64_t group = std::int64_t(blockIdx.x) * (kPrefillCtaTokens / kPrefillGroupRows) + warp;
-  const uint4* const lane_chunks =
-      static_cast<const uint4*>(args.packed_activations) + group * chunks * (kPrefillGroupChunkBytes / 16) + lane;
+  const uint4* const lane_chunks = static_cast<const uint4*>(args.packed_activations) +
+                                   (group * args.chunks + first_chunk) * (kPrefillGroupChunkBytes / 16) + lane;
 
   float d[64];
 #pragma unroll
@@ -304,6 +352,7 @@ __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const 
 #pragma unroll
   for (int i = 0; i < 64; ++i) pin_register(d[i]);
   allow_dependent_launch();  // only the epilogue is left
+  if (args.k_splits > 1 && !sum_split_partials(args, d, split)) return;  // another CTA of the tile finishes it
 
   const float scale = args.alpha * kDecodeCompensation;
   const std::int64_t first_row = row_block * kPrefillCtaRows;
@@ -337,8 +386,12 @@ cudaError_t launch_prefill_gemm(const PrefillGemmArgs& args, bool programmatic, 
   }();
   if (registers_checked != cudaSuccess) return registers_checked;
   cudaLaunchConfig_t config = {};
+  if (args.k_splits < 1 || args.k_splits > args.chunks ||
+      (args.k_splits > 1 && (args.tile_counters == nullptr || args.partials == nullptr))) {
+    return cudaErrorInvalidValue;
+  }
   config.gridDim = dim3(unsigned((args.m + kPrefillCtaTokens - 1) / kPrefillCtaTokens),
-                        unsigned((args.n + kPrefillCtaRows - 1) / kPrefillCtaRows));
+                        unsigned((args.n + kPrefillCtaRows - 1) / kPrefillCtaRows), unsigned(args.k_splits));
   config.blockDim = dim3(kPrefillThreads);
   config.dynamicSmemBytes = PrefillSharedLayout::kBytes;
   config.stream = stream;

@@ -11,10 +11,25 @@ namespace fp4gemm::cuda_decode {
 
 struct PrefillGemmArgs : KernelProblem {
   const void* packed_activations = nullptr;  // prefill_activation_pack.hpp
+  // K split (prefill_k_splits): with k_splits > 1, a counter per output tile, zero at launch, and
+  // prefill_partial_bytes of workspace for the partial tiles.
+  int k_splits = 1;
+  unsigned* tile_counters = nullptr;
+  void* partials = nullptr;
 };
 
+// Output tiles (kPrefillCtaTokens x kPrefillCtaRows) of an M x N problem.
+constexpr std::int64_t prefill_tiles(std::int64_t m, std::int64_t n) {
+  return (m + kPrefillCtaTokens - 1) / kPrefillCtaTokens * ((n + kPrefillCtaRows - 1) / kPrefillCtaRows);
+}
+// Workspace of the partial tiles: FP32 sums of every tile's every split (none unsplit).
+constexpr std::int64_t prefill_partial_bytes(std::int64_t m, std::int64_t n, int k_splits) {
+  return k_splits > 1 ? prefill_tiles(m, n) * k_splits * kPrefillCtaTokens * kPrefillCtaRows * std::int64_t(sizeof(float)) : 0;
+}
+
 // Launches on `stream` (an SM 9.0 GPU only), with programmatic dependent launch when
-// `programmatic` (programmatic_launch.cuh); returns the launch status.
+// `programmatic` (programmatic_launch.cuh); returns the launch status (cudaErrorInvalidValue for a
+// split without its workspace, or more splits than chunks).
 cudaError_t launch_prefill_gemm(const PrefillGemmArgs& args, bool programmatic, cudaStream_t stream);
 
 }  // namespace fp4gemm::cuda_decode
