@@ -138,6 +138,14 @@ CanaryReport run_canary(Backend& backend, const DeviceInfo& device, int gpu_inde
   const GemmProblem& chosen = *choice.problem;
   report.kernel = choice.problem_kernel;
   report.problem = chosen.to_string();
+  // A simulated GPU (`--simulate-sm`, tests) has no hardware behind it: a backend that computes in
+  // GPU memory cannot run there, which is not a fault of the backend (it used to be quarantined
+  // for the CUDA error of a machine without a GPU).
+  if (backend.memory() == Memory::cuda && device.is_cuda() && !device.probed) {
+    const std::string what = report.kernel.empty() ? backend.name() : kernel_phrase(report.kernel);
+    report.reason = "no GPU behind the simulated device to run " + what + " on (its canary would be " + report.problem + ")";
+    return report;
+  }
   report.ran = true;
   if (!choice.reaches_kernel) {
     report.coverage_gap = "no canary problem within the cost cap takes " + kernel_phrase(choice.kernel) + " (served " +

@@ -196,5 +196,25 @@ TEST(Canary, DoctorRunsEveryBackendsCanary) {
   EXPECT_EQ(runner.quarantined().size(), 4u);
 }
 
+// A simulated GPU (`doctor --simulate-sm`) has no hardware: a backend computing in GPU memory is
+// reported as unable to run there, naming the canary it would run, and is not quarantined.
+TEST(Canary, AGpuBackendOnASimulatedGpuCannotRunAndIsNotQuarantined) {
+  RunnerOptions options;
+  options.simulated_device = simulated_gpu(9, 0);
+  options.environment = [](const std::string&) { return std::optional<std::string>(); };
+  options.log = [](dispatch::LogLevel, const std::string&) {};
+  options.backends = {std::make_shared<FaultyBackend>("gpu_only", Fault::throw_in_run, Memory::cuda), std::make_shared<RefBackend>()};
+  Runner runner(std::move(options));
+  const std::vector<CanaryReport> reports = runner.run_all_canaries();
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[0].backend, "gpu_only");
+  EXPECT_FALSE(reports[0].ran);
+  EXPECT_FALSE(reports[0].passed);
+  EXPECT_NE(reports[0].reason.find("no GPU behind the simulated device"), std::string::npos) << reports[0].reason;
+  EXPECT_NE(reports[0].reason.find("its canary would be m="), std::string::npos) << reports[0].reason;
+  EXPECT_TRUE(reports[1].passed) << reports[1].reason;
+  EXPECT_TRUE(runner.quarantined().empty());
+}
+
 }  // namespace
 }  // namespace fp4gemm::testing

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `fp4gemm tune` end to end on the CPU: it writes a profile that the runner takes (explain reports
-# the hit), tunes the shapes of a checkpoint's NVFP4 layers, says per problem what won and what auto
-# picks, and refuses bad requests with one-line errors.
+# the hit), tunes the shapes of a checkpoint's NVFP4 layers or of a model's config.json, says per
+# problem what won and what auto picks, and refuses bad requests with one-line errors.
 set -uo pipefail
 cli=${FP4GEMM_CLI:?set FP4GEMM_CLI to the fp4gemm binary}
 data=$(cd "$(dirname "$0")/../data" && pwd)
@@ -40,7 +40,24 @@ assert {(e["n"], e["k"]) for e in profile["entries"]} == shapes, (profile, shape
 PY
 grep -q "^wrote" "$work/c.err" || fail "tune --json does not put its summary on stderr"
 
-expect_error "give --checkpoint or --shapes" tune --device cpu --out "$work/e.json"
+# The shapes of a model's config.json, without its weights, per GPU of a tensor-parallel group.
+cat > "$work/config.json" <<'JSON'
+{"model_type": "tiny", "hidden_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 192}
+JSON
+out=$("$cli" tune --device cpu --config "$work" --tp 2 -m 1 --out "$work/m.json" 2>&1) || fail "tune --config failed: $out"
+grep -q "tune: --config $work (tiny, per GPU of 2): self_attn.qkv_proj 128x128, self_attn.o_proj 128x64, mlp.gate_up_proj 192x128, mlp.down_proj 128x96" \
+  <<< "$out" || fail "tune --config does not list the config's shapes: $out"
+python3 - "$work/m.json" <<'PY' || fail "tune --config's profile is not the config's shapes"
+import json, sys
+profile = json.load(open(sys.argv[1]))
+assert {(e["n"], e["k"]) for e in profile["entries"]} == {(128, 128), (128, 64), (192, 128), (128, 96)}, profile
+PY
+expect_error "config.json: no such file" tune --device cpu --config "$work/ckpt" --out "$work/e.json"
+expect_error "does not split over 3 GPUs" tune --device cpu --config "$work/config.json" --tp 3 --out "$work/e.json"
+echo '{"hidden_size": 128' > "$work/bad.json"
+expect_error "bad.json: is not a JSON object" tune --device cpu --config "$work/bad.json" --out "$work/e.json"
+
+expect_error "give --checkpoint, --config or --shapes" tune --device cpu --out "$work/e.json"
 expect_error "is not a multiple of 16" tune --device cpu --shapes 64x100 --out "$work/e.json"
 expect_error "cannot write the tuned profile" tune --device cpu --shapes 64x128 -m 1 --out "$work/missing/dir/p.json"
 expect_error "holds no NVFP4 layer" tune --device cpu --checkpoint "$data/golden_input.safetensors" --out "$work/e.json"

@@ -15,6 +15,7 @@
 #include "type_options.hpp"
 #include "fp4gemm/io/checkpoint.hpp"
 #include "fp4gemm/io/checkpoint_summary.hpp"
+#include "fp4gemm/io/model_config.hpp"
 #include "fp4gemm/io/modelopt.hpp"
 #include "fp4gemm/runner.hpp"
 
@@ -28,6 +29,8 @@ constexpr const char* kCpuDefaultMs = "1,2,4,8,16,32,64,128";
 
 struct TuneOptions {
   std::string checkpoint;
+  std::string config;
+  int tp = 1;
   std::vector<std::string> shape_lists;
   std::vector<std::string> m_lists;  // empty: the device's default
   std::string activation = "bf16";
@@ -37,9 +40,22 @@ struct TuneOptions {
   bool json = false;
 };
 
-// The checkpoint's NVFP4 GEMM shapes and the --shapes ones, each once, in (n, k) order.
+// The checkpoint's NVFP4 GEMM shapes, the config's and the --shapes ones, each once, in (n, k) order.
 std::vector<WeightShape> shapes_to_tune(const TuneOptions& options) {
   std::set<std::pair<std::int64_t, std::int64_t>> unique;
+  if (!options.config.empty()) {
+    const io::ModelGemms model = io::gemms_from_config(options.config, options.tp);
+    std::string listed;
+    for (const io::ModelGemm& gemm : model.gemms) {
+      const std::string shape = std::to_string(gemm.n) + "x" + std::to_string(gemm.k);
+      check_weight_shape({gemm.n, gemm.k}, "--config " + gemm.layer + " shape " + shape);
+      unique.insert({gemm.n, gemm.k});
+      listed += (listed.empty() ? "" : ", ") + gemm.layer + " " + shape;
+    }
+    std::fprintf(stderr, "tune: --config %s (%s%s): %s\n", options.config.c_str(),
+                 model.model_type.empty() ? "model_type not given" : model.model_type.c_str(),
+                 options.tp > 1 ? (", per GPU of " + std::to_string(options.tp)).c_str() : "", listed.c_str());
+  }
   if (!options.checkpoint.empty()) {
     const io::Checkpoint checkpoint = io::Checkpoint::open(options.checkpoint);
     const io::CheckpointSummary summary = io::summarize_checkpoint(checkpoint, io::read_quant_config(checkpoint.directory()));
@@ -55,7 +71,7 @@ std::vector<WeightShape> shapes_to_tune(const TuneOptions& options) {
     const WeightShape shape = parse_weight_shape(text);
     unique.insert({shape.n, shape.k});
   }
-  if (unique.empty()) throw_invalid("give --checkpoint or --shapes: there is nothing to tune for");
+  if (unique.empty()) throw_invalid("give --checkpoint, --config or --shapes: there is nothing to tune for");
   std::vector<WeightShape> shapes;
   for (const auto& [n, k] : unique) shapes.push_back({n, k});
   return shapes;
@@ -144,7 +160,12 @@ const RegisterCommand registration([](CLI::App& app) {
   auto* command = app.add_subcommand(
       "tune", "Time every backend (and the peers) on a model's GEMM shapes over M and write the tuned profile that picks the fastest");
   command->add_option("--checkpoint", options->checkpoint, "Checkpoint whose NVFP4 layers' shapes to tune (file, index or directory)");
-  command->add_option("--shapes", options->shape_lists, "Weight shapes NxK, comma-separated (with or instead of --checkpoint)");
+  command->add_option("--config", options->config,
+                      "A model's config.json (or its directory): tune its GEMM shapes as engines run them (fused qkv and gate_up), "
+                      "without its weights");
+  command->add_option("--tp", options->tp, "With --config: tensor-parallel GPUs, each running its shard of the shapes (default 1)")
+      ->check(CLI::Range(1, 1024));
+  command->add_option("--shapes", options->shape_lists, "Weight shapes NxK, comma-separated (with or instead of --checkpoint, --config)");
   command->add_option("-m", options->m_lists,
                       std::string("Activation rows, comma-separated (default ") + kGpuDefaultMs + " on a GPU, " + kCpuDefaultMs + " on a CPU)");
   command->add_option("--activation", options->activation, "bf16 (W4A16, default), f32 or nvfp4 (W4A4)");
