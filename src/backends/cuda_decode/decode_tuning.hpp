@@ -435,13 +435,15 @@ inline constexpr int kPrefillDecodedStages = 8;
 // prefill_k_splits picks the split with the lowest cost ceil(tiles * splits / SMs) * (ceil(chunks /
 // splits) + kPrefillCtaOverheadChunks), taking more splits only when that is below
 // kPrefillSplitMinGain of the best so far, up to kPrefillMaxKSplits and at least
-// kPrefillMinChunksPerSplit chunks per CTA. The overhead term is a CTA's cost beyond its chunks, in
-// chunks: H200, each split forced on the four issue weights at M = 65-256 (bench/results/
-// 2026-12-02-h200-s25.md, call 3), a split that adds rounds of CTAs was slower everywhere
-// (12288x4096 M = 65: 4 ways, 3 rounds of 16 chunks, 44.4 us against 34.3 unsplit; 28672x8192 2-8
-// ways 17-60% slower), which the chunk rounds alone (48 against 64) did not predict; 16 chunks
-// picks the measured best split on all twelve rows (e.g. 4096x12288 M = 65: 4 ways, 89.9 -> 33.1
-// us; 4096^2 M = 256: 2 ways, 33.8 -> 24.3).
+// kPrefillMinChunksPerSplit chunks per CTA. The overhead term stands for what a split CTA costs
+// beyond its chunks: the pipeline fill (~2.8 us) and the partial's hand-off (~2.8 us to write it,
+// then the last CTA's reads), ~16 chunk-times at the ~0.47 us a chunk the kernel runs
+// (bench/results/2026-12-02-h200-s25.md, call 6). H200, each split forced on the four issue
+// weights at M = 65-256 (call 3): a split that adds rounds of CTAs was slower everywhere
+// (12288x4096 M = 65: 4 ways, 3 rounds of 16 chunks, 44.4 us against 34.3 unsplit; 28672x8192
+// 2-8 ways 17-60% slower), which the chunk rounds alone (48 against 64) did not predict; the
+// term picks the measured best split on all twelve rows (e.g. 4096x12288 M = 65: 4 ways, 89.9 ->
+// 33.1 us; 4096^2 M = 256: 2 ways, 33.8 -> 24.3).
 inline constexpr int kPrefillMaxKSplits = 8;
 inline constexpr int kPrefillMinChunksPerSplit = 8;
 inline constexpr int kPrefillCtaOverheadChunks = 16;
