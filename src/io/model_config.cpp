@@ -37,9 +37,12 @@ std::int64_t first_field(const json& object, std::initializer_list<const char*> 
   return 0;
 }
 
-bool true_field(const json& object, const char* key) {
-  const auto found = object.find(key);
-  return found != object.end() && found->is_boolean() && found->get<bool>();
+// Qwen3-Next and Qwen3.5 gate their attention output with a sigmoid their q_proj also yields,
+// doubling its rows; their configs may not say so, `attn_output_gate` decides where present.
+bool gated_attention(const json& text, const std::string& model_type) {
+  const auto found = text.find("attn_output_gate");
+  if (found != text.end() && found->is_boolean()) return found->get<bool>();
+  return model_type.rfind("qwen3_next", 0) == 0 || model_type.rfind("qwen3_5", 0) == 0;
 }
 
 // Whether some layers keep a dense MLP beside the experts: DeepSeek's first_k_dense_replace,
@@ -93,7 +96,7 @@ void add_latent_attention(const json& text, std::int64_t hidden, std::int64_t he
   shapes.row("self_attn.o_proj", hidden, heads * value);
 }
 
-void add_attention(const json& text, std::int64_t hidden, const std::string& where, ShapeList& shapes) {
+void add_attention(const json& text, std::int64_t hidden, const std::string& model_type, const std::string& where, ShapeList& shapes) {
   const std::int64_t heads = positive_field(text, "num_attention_heads", where);
   if (heads == 0) return;  // e.g. an MLP-only test config
   if (const std::int64_t kv_rank = positive_field(text, "kv_lora_rank", where)) {
@@ -106,8 +109,7 @@ void add_attention(const json& text, std::int64_t hidden, const std::string& whe
     if (hidden % heads != 0) throw_config(where, "has no \"head_dim\" and hidden_size is not a multiple of num_attention_heads");
     head_dim = hidden / heads;
   }
-  // Qwen3-Next / Qwen3.5's gated attention: q_proj also yields the output gate, doubling its rows.
-  const std::int64_t q_rows = heads * head_dim * (true_field(text, "attn_output_gate") ? 2 : 1);
+  const std::int64_t q_rows = heads * head_dim * (gated_attention(text, model_type) ? 2 : 1);
   const std::int64_t kv_rows = (kv_heads == 0 ? heads : kv_heads) * head_dim;
   shapes.column("self_attn.qkv_proj", q_rows + 2 * kv_rows, hidden);
   shapes.row("self_attn.o_proj", hidden, heads * head_dim);
@@ -173,7 +175,7 @@ ModelGemms gemms_from_config_text(const std::string& text, const std::string& wh
   }
   const std::int64_t hidden = required_field(model, "hidden_size", where, "every projection's shape needs");
   ShapeList shapes(tp, where);
-  add_attention(model, hidden, where, shapes);
+  add_attention(model, hidden, result.model_type, where, shapes);
   add_linear_attention(model, hidden, where, shapes);
   add_feed_forward(model, hidden, where, shapes);
   result.gemms = shapes.take();

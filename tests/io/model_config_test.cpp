@@ -65,6 +65,20 @@ TEST(ModelConfig, AHybridModelNestedInTextConfigGivesEveryProjection) {
                                       "shared_expert.gate_up_proj 2048x4096", "shared_expert.down_proj 4096x1024"}));
 }
 
+// Qwen3-Next gates its attention output through q_proj whether or not its config says so; a config
+// may turn the gate off.
+TEST(ModelConfig, QwenNextAttentionIsGatedUnlessTheConfigSaysOtherwise) {
+  const std::string base = R"("hidden_size": 2048, "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
+    "intermediate_size": 5120)";
+  EXPECT_EQ(listed(gemms_from_config_text("{\"model_type\": \"qwen3_next\", " + base + "}", "config.json")).front(),
+            "self_attn.qkv_proj 9216x2048");  // 2 x 16 x 256 + 2 x 2 x 256
+  EXPECT_EQ(listed(gemms_from_config_text("{\"model_type\": \"qwen3_next\", \"attn_output_gate\": false, " + base + "}", "config.json"))
+                .front(),
+            "self_attn.qkv_proj 5120x2048");
+  EXPECT_EQ(listed(gemms_from_config_text("{\"model_type\": \"qwen3\", " + base + "}", "config.json")).front(),
+            "self_attn.qkv_proj 5120x2048");
+}
+
 // DeepSeek-V3: latent attention, 3 dense layers first, 256 routed experts and one shared.
 TEST(ModelConfig, LatentAttentionAndDenseLayersBesideExperts) {
   const ModelGemms gemms = gemms_from_config_text(R"({"model_type": "deepseek_v3", "hidden_size": 7168, "num_attention_heads": 128,

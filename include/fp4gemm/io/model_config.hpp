@@ -5,7 +5,8 @@
 // The shapes are those an inference engine runs (vLLM, SGLang and TensorRT-LLM fuse them so):
 // attention q, k and v as one qkv_proj, o_proj (DeepSeek's latent attention: its q_a/q_b,
 // kv_a/kv_b and o projections); the MLP's gate and up as one gate_up_proj,
-// down_proj; for mixture-of-experts models the same per expert and for shared experts; for
+// down_proj (Qwen3-Next and Qwen3.5: q_proj doubled, it also yields their attention's output gate);
+// for mixture-of-experts models the same per expert and for shared experts; for
 // hybrid models with linear attention (Qwen3-Next, Qwen3.5: Gated DeltaNet), in_proj_qkvz and
 // out_proj. With tensor parallelism of `tp` GPUs the column-parallel projections (qkv, gate_up,
 // in_proj) keep N / tp rows and the row-parallel ones (o, down, out_proj) K / tp columns, as each

@@ -28,6 +28,8 @@
 // own record stages). The weights depend on no earlier kernel, so the decode warps start before
 // the grid-dependency wait; the consumers wait before their first load. Each consumer warp stages
 // its output tile in the record ring, idle by then, and writes it out in 16-byte pieces.
+// Where the tiles leave SMs idle, a tile's chunks are split over up to kPrefillMaxKSplits CTAs
+// (prefill_k_splits, blockIdx.z); its last CTA adds their FP32 partials (sum_split_partials).
 #include "backends/cuda_common/dynamic_shared_limit.hpp"
 #include "backends/cuda_common/programmatic_launch.cuh"
 #include "backends/cuda_decode/activation_pack_layout.hpp"
@@ -385,11 +387,11 @@ cudaError_t launch_prefill_gemm(const PrefillGemmArgs& args, bool programmatic, 
     return attributes.numRegs == kLaunchRegisters ? cudaSuccess : cudaErrorInvalidConfiguration;
   }();
   if (registers_checked != cudaSuccess) return registers_checked;
-  cudaLaunchConfig_t config = {};
   if (args.k_splits < 1 || args.k_splits > args.chunks ||
       (args.k_splits > 1 && (args.tile_counters == nullptr || args.partials == nullptr))) {
     return cudaErrorInvalidValue;
   }
+  cudaLaunchConfig_t config = {};
   config.gridDim = dim3(unsigned((args.m + kPrefillCtaTokens - 1) / kPrefillCtaTokens),
                         unsigned((args.n + kPrefillCtaRows - 1) / kPrefillCtaRows), unsigned(args.k_splits));
   config.blockDim = dim3(kPrefillThreads);
