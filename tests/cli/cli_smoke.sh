@@ -71,5 +71,22 @@ rows = [json.loads(line) for line in sys.stdin]
 assert {(row["n"], row["k"]) for row in rows} == {(64, 256), (48, 32)}, rows
 ' || fail "bench --shapes did not bench every shape it was given"
 
+# A model's config.json: its shapes as engines run them, per GPU of --tp, listed on stderr.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+echo '{"model_type": "tiny", "hidden_size": 64, "num_attention_heads": 2, "intermediate_size": 96}' > "$work/config.json"
+$cli bench -m 1 --config "$work" --tp 2 --device cpu --no-peers --json >"$work/config.jsonl" 2>"$work/config.err" ||
+  fail "bench --config exited non-zero: $(cat "$work/config.err")"
+grep -q "self_attn.qkv_proj 96x64, self_attn.o_proj 64x32, mlp.gate_up_proj 96x64, mlp.down_proj 64x48" "$work/config.err" ||
+  fail "bench --config does not list the config's shapes: $(cat "$work/config.err")"
+python3 -c '
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+assert {(row["n"], row["k"]) for row in rows} == {(96, 64), (64, 32), (64, 48)}, rows
+' "$work/config.jsonl" || fail "bench --config did not bench each of the config's shapes once"
+expect_error bench --config "$work" -n 64
+expect_error bench --tp 2
+expect_error bench --config "$work/missing.json"
+
 if [ $failures -eq 0 ]; then echo "cli smoke: all passed"; fi
 exit $failures

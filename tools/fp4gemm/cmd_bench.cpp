@@ -24,6 +24,8 @@ struct BenchOptions {
   // N x K weight shapes, each benched at every M in one run (one ceiling measurement); when set, they
   // replace -n and -k.
   std::vector<std::string> shape_lists;
+  std::string config;  // a model's config.json: its GEMM shapes (io/model_config.hpp), per GPU of `tp`
+  int tp = 1;
   std::string backend;  // empty: every backend that can run on the device, except `ref`
   std::string activation = "bf16";
   std::string output = "bf16";
@@ -93,7 +95,8 @@ void print_json(const std::vector<bench::Result>& results, const bench::Ceilings
 
 void run_bench(const BenchOptions& options) {
   std::vector<WeightShape> shapes;
-  if (options.shape_lists.empty()) {
+  if (!options.config.empty()) shapes = config_shapes(options.config, options.tp, "bench");
+  if (options.shape_lists.empty() && options.config.empty()) {
     shapes.push_back({options.n, options.k});
     check_weight_shape(shapes.back(), "-n/-k");
   }
@@ -121,6 +124,14 @@ const RegisterCommand registration([](CLI::App& app) {
   command->add_option("--shapes", options->shape_lists, "Weight shapes NxK, comma-separated (e.g. 4096x4096,28672x8192), instead of -n/-k")
       ->excludes(n)
       ->excludes(k);
+  auto* config = command->add_option("--config", options->config,
+                                     "A model's config.json (or its directory): bench its GEMM shapes as engines run them, instead of "
+                                     "-n/-k (with or instead of --shapes)")
+                     ->excludes(n)
+                     ->excludes(k);
+  command->add_option("--tp", options->tp, "With --config: tensor-parallel GPUs, each running its shard of the shapes (default 1)")
+      ->check(CLI::Range(1, 1024))
+      ->needs(config);
   command->add_option("--backend", options->backend, "Only this backend (default: all that can run, except ref)");
   command->add_option("--activation", options->activation, "bf16 (W4A16, default), f32 or nvfp4 (W4A4)");
   command->add_option("--output", options->output, "bf16 (default), f16 or f32");

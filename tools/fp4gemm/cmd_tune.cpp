@@ -15,7 +15,6 @@
 #include "type_options.hpp"
 #include "fp4gemm/io/checkpoint.hpp"
 #include "fp4gemm/io/checkpoint_summary.hpp"
-#include "fp4gemm/io/model_config.hpp"
 #include "fp4gemm/io/modelopt.hpp"
 #include "fp4gemm/runner.hpp"
 
@@ -44,17 +43,7 @@ struct TuneOptions {
 std::vector<WeightShape> shapes_to_tune(const TuneOptions& options) {
   std::set<std::pair<std::int64_t, std::int64_t>> unique;
   if (!options.config.empty()) {
-    const io::ModelGemms model = io::gemms_from_config(options.config, options.tp);
-    std::string listed;
-    for (const io::ModelGemm& gemm : model.gemms) {
-      const std::string shape = std::to_string(gemm.n) + "x" + std::to_string(gemm.k);
-      check_weight_shape({gemm.n, gemm.k}, "--config " + gemm.layer + " shape " + shape);
-      unique.insert({gemm.n, gemm.k});
-      listed += (listed.empty() ? "" : ", ") + gemm.layer + " " + shape;
-    }
-    std::fprintf(stderr, "tune: --config %s (%s%s): %s\n", options.config.c_str(),
-                 model.model_type.empty() ? "model_type not given" : model.model_type.c_str(),
-                 options.tp > 1 ? (", per GPU of " + std::to_string(options.tp)).c_str() : "", listed.c_str());
+    for (const WeightShape& shape : config_shapes(options.config, options.tp, "tune")) unique.insert({shape.n, shape.k});
   }
   if (!options.checkpoint.empty()) {
     const io::Checkpoint checkpoint = io::Checkpoint::open(options.checkpoint);
@@ -160,11 +149,12 @@ const RegisterCommand registration([](CLI::App& app) {
   auto* command = app.add_subcommand(
       "tune", "Time every backend (and the peers) on a model's GEMM shapes over M and write the tuned profile that picks the fastest");
   command->add_option("--checkpoint", options->checkpoint, "Checkpoint whose NVFP4 layers' shapes to tune (file, index or directory)");
-  command->add_option("--config", options->config,
+  auto* config = command->add_option("--config", options->config,
                       "A model's config.json (or its directory): tune its GEMM shapes as engines run them (fused qkv and gate_up), "
                       "without its weights");
   command->add_option("--tp", options->tp, "With --config: tensor-parallel GPUs, each running its shard of the shapes (default 1)")
-      ->check(CLI::Range(1, 1024));
+      ->check(CLI::Range(1, 1024))
+      ->needs(config);
   command->add_option("--shapes", options->shape_lists, "Weight shapes NxK, comma-separated (with or instead of --checkpoint, --config)");
   command->add_option("-m", options->m_lists,
                       std::string("Activation rows, comma-separated (default ") + kGpuDefaultMs + " on a GPU, " + kCpuDefaultMs + " on a CPU)");

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "fp4gemm/dispatch/device_arguments.hpp"
 #include "fp4gemm/fp4gemm.hpp"
+#include "fp4gemm/io/model_config.hpp"
 #include "fp4gemm/runner.hpp"
 
 namespace fp4gemm::cli {
@@ -56,6 +58,23 @@ std::vector<std::string> list_items(const std::vector<std::string>& lists, const
     }
   }
   return items;
+}
+
+std::vector<WeightShape> config_shapes(const std::string& config, int tp, const std::string& command) {
+  const io::ModelGemms model = io::gemms_from_config(config, tp);
+  std::set<std::pair<std::int64_t, std::int64_t>> seen;
+  std::vector<WeightShape> shapes;
+  std::string listed;
+  for (const io::ModelGemm& gemm : model.gemms) {
+    const std::string shape = std::to_string(gemm.n) + "x" + std::to_string(gemm.k);
+    check_weight_shape({gemm.n, gemm.k}, "--config " + gemm.layer + " shape " + shape);
+    if (seen.insert({gemm.n, gemm.k}).second) shapes.push_back({gemm.n, gemm.k});
+    listed += (listed.empty() ? "" : ", ") + gemm.layer + " " + shape;
+  }
+  std::fprintf(stderr, "%s: --config %s (%s%s): %s\n", command.c_str(), config.c_str(),
+               model.model_type.empty() ? "model_type not given" : model.model_type.c_str(),
+               tp > 1 ? (", per GPU of " + std::to_string(tp)).c_str() : "", listed.c_str());
+  return shapes;
 }
 
 WeightShape parse_weight_shape(const std::string& text) {

@@ -25,6 +25,11 @@ std::vector<std::string> list_items(const std::vector<std::string>& lists, const
 // "NxK", e.g. 12288x4096, checked with check_weight_shape.
 WeightShape parse_weight_shape(const std::string& text);
 
+// The distinct GEMM weight shapes of a model's config.json (or its directory), per GPU of a
+// tensor-parallel group of `tp` (io/model_config.hpp), each checked with check_weight_shape; says
+// on stderr, for `command`, what it derived from which layers.
+std::vector<WeightShape> config_shapes(const std::string& config, int tp, const std::string& command);
+
 // Whole numbers >= 1 from `-m` lists.
 std::vector<std::int64_t> parse_m_list(const std::vector<std::string>& lists);
 
