@@ -150,8 +150,8 @@ const RegisterCommand registration([](CLI::App& app) {
       "tune", "Time every backend (and the peers) on a model's GEMM shapes over M and write the tuned profile that picks the fastest");
   command->add_option("--checkpoint", options->checkpoint, "Checkpoint whose NVFP4 layers' shapes to tune (file, index or directory)");
   auto* config = command->add_option("--config", options->config,
-                      "A model's config.json (or its directory): tune its GEMM shapes as engines run them (fused qkv and gate_up), "
-                      "without its weights");
+                                     "A model's config.json (or its directory): tune its GEMM shapes as engines run them (fused qkv "
+                                     "and gate_up), without its weights");
   command->add_option("--tp", options->tp, "With --config: tensor-parallel GPUs, each running its shard of the shapes (default 1)")
       ->check(CLI::Range(1, 1024))
       ->needs(config);
