@@ -84,6 +84,21 @@ import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
 assert {(row["n"], row["k"]) for row in rows} == {(96, 64), (64, 32), (64, 48)}, rows
 ' "$work/config.jsonl" || fail "bench --config did not bench each of the config's shapes once"
+explained=$($cli explain -m 2 --config "$work" --device cpu 2>&1) || fail "explain --config exited non-zero: $explained"
+for layer in "self_attn.qkv_proj *192x64  cpu:" "self_attn.o_proj *64x64  cpu:" "mlp.gate_up_proj *192x64  cpu:" \
+             "mlp.down_proj *64x96  cpu:"; do
+  grep -q "$layer" <<< "$explained" || fail "explain --config lacks '$layer': $explained"
+done
+$cli explain --config "$work/config.json" --tp 2 --device cpu --json | python3 -c '
+import json, sys
+report = json.load(sys.stdin)
+assert report["tp"] == 2 and [layer["layer"] for layer in report["layers"]] == [
+    "self_attn.qkv_proj", "self_attn.o_proj", "mlp.gate_up_proj", "mlp.down_proj"], report
+assert all(layer["explanation"]["choice"] == "cpu" for layer in report["layers"]), report
+assert report["layers"][0]["explanation"]["problem"]["n"] == 96, report
+' || fail "explain --config --json is not one explanation per GEMM"
+expect_error explain --config "$work" -k 64
+expect_error explain --tp 2
 expect_error bench --config "$work" -n 64
 expect_error bench --tp 2
 expect_error bench --config "$work/missing.json"

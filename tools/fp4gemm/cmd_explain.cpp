@@ -1,5 +1,6 @@
 // `fp4gemm explain`: which backend would serve a GEMM here and why — the device, every candidate
 // with ok or its reason, the tuned-profile hit or miss, the choice, and the roofline estimate.
+// With --config, the choice and its reason for each GEMM of a model (io/model_config.hpp).
 #include <cstdio>
 #include <memory>
 
@@ -9,6 +10,7 @@
 #include "type_options.hpp"
 #include "fp4gemm/dispatch/device_arguments.hpp"
 #include "fp4gemm/error.hpp"
+#include "fp4gemm/io/model_config.hpp"
 #include "fp4gemm/runner.hpp"
 
 namespace fp4gemm::cli {
@@ -21,6 +23,8 @@ struct ExplainOptions {
   std::string activation = "bf16";
   std::string output = "bf16";
   std::string profile;
+  std::string config;  // a model's config.json: explain each of its GEMMs at M instead of -n/-k
+  int tp = 1;
   int simulate_sm = 0;
   int simulate_cublaslt = 130100;
   bool canary = false;
@@ -60,15 +64,56 @@ nlohmann::json to_json(const dispatch::Explanation& explanation) {
                         {"compute_seconds", roofline.compute_seconds}}}};
 }
 
-void run_explain(const ExplainOptions& options) {
-  if (options.m < 1 || options.n < 1 || options.k < 1) throw_invalid("-m, -n and -k must be positive");
-  if (options.k % 16 != 0) throw_invalid("-k " + std::to_string(options.k) + " is not a multiple of 16, the NVFP4 block size");
-  const GemmProblem problem{options.m, options.n, options.k, parse_activation(options.activation), parse_output(options.output)};
+Runner make_runner(const ExplainOptions& options) {
   RunnerOptions runner_options;
   runner_options.backend = options.backend;
   runner_options.profile_path = options.profile;
   dispatch::apply_device_arguments(runner_options, options.device, options.simulate_sm, options.simulate_cublaslt);
-  Runner runner(std::move(runner_options));
+  return Runner(std::move(runner_options));
+}
+
+// One line per GEMM of the model: its layer, shape, the choice and why (the full explanation of one
+// is `explain -m M -n N -k K`); --json gives each GEMM's whole explanation.
+void run_explain_config(const ExplainOptions& options) {
+  if (options.m < 1) throw_invalid("-m must be positive");
+  const io::ModelGemms model = io::gemms_from_config(options.config, options.tp);
+  const ActivationType activation = parse_activation(options.activation);
+  const DType output = parse_output(options.output);
+  Runner runner = make_runner(options);
+  if (options.canary) runner.run_all_canaries(activation, output);
+  nlohmann::json layers = nlohmann::json::array();
+  if (!options.json) {
+    std::printf("model:  %s (%s), M = %lld%s\ndevice: %s\n\n", options.config.c_str(),
+                model.model_type.empty() ? "model_type not given" : model.model_type.c_str(), static_cast<long long>(options.m),
+                options.tp > 1 ? (", each GPU's shard of " + std::to_string(options.tp)).c_str() : "",
+                runner.device().to_string().c_str());
+  }
+  for (const io::ModelGemm& gemm : model.gemms) {
+    if (gemm.k % 16 != 0) throw_invalid("--config " + gemm.layer + ": K = " + std::to_string(gemm.k) + " is not a multiple of 16");
+    const dispatch::Explanation explanation = runner.explain({options.m, gemm.n, gemm.k, activation, output});
+    if (options.json) {
+      layers.push_back({{"layer", gemm.layer}, {"explanation", to_json(explanation)}});
+      continue;
+    }
+    const std::string shape = std::to_string(gemm.n) + "x" + std::to_string(gemm.k);
+    std::printf("  %-30s %12s  %s: %s\n", gemm.layer.c_str(), shape.c_str(),
+                explanation.choice.empty() ? "none" : explanation.choice.c_str(), explanation.choice_reason.c_str());
+  }
+  if (options.json) {
+    std::printf("%s\n", nlohmann::json{{"config", options.config}, {"model_type", model.model_type}, {"tp", options.tp}, {"layers", layers}}
+                            .dump(2)
+                            .c_str());
+  } else {
+    std::printf("\nWhy, for one of them: fp4gemm explain -m %lld -n N -k K (same options)\n", static_cast<long long>(options.m));
+  }
+}
+
+void run_explain(const ExplainOptions& options) {
+  if (!options.config.empty()) return run_explain_config(options);
+  if (options.m < 1 || options.n < 1 || options.k < 1) throw_invalid("-m, -n and -k must be positive");
+  if (options.k % 16 != 0) throw_invalid("-k " + std::to_string(options.k) + " is not a multiple of 16, the NVFP4 block size");
+  const GemmProblem problem{options.m, options.n, options.k, parse_activation(options.activation), parse_output(options.output)};
+  Runner runner = make_runner(options);
   if (options.canary) runner.run_all_canaries(problem.activation, problem.output);
   const dispatch::Explanation explanation = runner.explain(problem);
   if (options.json) {
@@ -90,8 +135,15 @@ const RegisterCommand registration([](CLI::App& app) {
   auto options = std::make_shared<ExplainOptions>();
   auto* command = app.add_subcommand("explain", "Show which backend would run a GEMM on this machine and why");
   command->add_option("-m", options->m, "Activation rows M (default 1)");
-  command->add_option("-n", options->n, "Weight rows N (default 4096)");
-  command->add_option("-k", options->k, "Reduction size K, a multiple of 16 (default 4096)");
+  auto* n = command->add_option("-n", options->n, "Weight rows N (default 4096)");
+  auto* k = command->add_option("-k", options->k, "Reduction size K, a multiple of 16 (default 4096)");
+  auto* config = command->add_option("--config", options->config,
+                                     "A model's config.json (or its directory): the choice for each of its GEMMs at M, instead of -n/-k")
+                     ->excludes(n)
+                     ->excludes(k);
+  command->add_option("--tp", options->tp, "With --config: tensor-parallel GPUs, each running its shard of the shapes (default 1)")
+      ->check(CLI::Range(1, 1024))
+      ->needs(config);
   command->add_option("--device", options->device, "auto (default: the first GPU, else the CPU), cpu, I or cuda:I");
   command->add_option("--backend", options->backend, "Explain an explicit choice instead of auto (wins over FP4GEMM_BACKEND)");
   command->add_option("--activation", options->activation, "bf16 (W4A16, default), f32 or nvfp4 (W4A4)");
