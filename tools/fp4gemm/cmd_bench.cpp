@@ -124,14 +124,10 @@ const RegisterCommand registration([](CLI::App& app) {
   command->add_option("--shapes", options->shape_lists, "Weight shapes NxK, comma-separated (e.g. 4096x4096,28672x8192), instead of -n/-k")
       ->excludes(n)
       ->excludes(k);
-  auto* config = command->add_option("--config", options->config,
-                                     "A model's config.json (or its directory): bench its GEMM shapes as engines run them, instead of "
-                                     "-n/-k (with or instead of --shapes)")
-                     ->excludes(n)
-                     ->excludes(k);
-  command->add_option("--tp", options->tp, "With --config: tensor-parallel GPUs, each running its shard of the shapes (default 1)")
-      ->check(CLI::Range(1, 1024))
-      ->needs(config);
+  add_model_config_options(command, options->config, options->tp,
+                           "bench its GEMM shapes as engines run them, instead of -n/-k (with or instead of --shapes)")
+      ->excludes(n)
+      ->excludes(k);
   command->add_option("--backend", options->backend, "Only this backend (default: all that can run, except ref)");
   command->add_option("--activation", options->activation, "bf16 (W4A16, default), f32 or nvfp4 (W4A4)");
   command->add_option("--output", options->output, "bf16 (default), f16 or f32");

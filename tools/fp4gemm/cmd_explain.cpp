@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "problem_options.hpp"
 #include "type_options.hpp"
 #include "fp4gemm/dispatch/device_arguments.hpp"
 #include "fp4gemm/error.hpp"
@@ -137,13 +138,9 @@ const RegisterCommand registration([](CLI::App& app) {
   command->add_option("-m", options->m, "Activation rows M (default 1)");
   auto* n = command->add_option("-n", options->n, "Weight rows N (default 4096)");
   auto* k = command->add_option("-k", options->k, "Reduction size K, a multiple of 16 (default 4096)");
-  auto* config = command->add_option("--config", options->config,
-                                     "A model's config.json (or its directory): the choice for each of its GEMMs at M, instead of -n/-k")
-                     ->excludes(n)
-                     ->excludes(k);
-  command->add_option("--tp", options->tp, "With --config: tensor-parallel GPUs, each running its shard of the shapes (default 1)")
-      ->check(CLI::Range(1, 1024))
-      ->needs(config);
+  add_model_config_options(command, options->config, options->tp, "the choice for each of its GEMMs at M, instead of -n/-k")
+      ->excludes(n)
+      ->excludes(k);
   command->add_option("--device", options->device, "auto (default: the first GPU, else the CPU), cpu, I or cuda:I");
   command->add_option("--backend", options->backend, "Explain an explicit choice instead of auto (wins over FP4GEMM_BACKEND)");
   command->add_option("--activation", options->activation, "bf16 (W4A16, default), f32 or nvfp4 (W4A4)");

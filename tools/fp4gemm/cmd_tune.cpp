@@ -149,12 +149,8 @@ const RegisterCommand registration([](CLI::App& app) {
   auto* command = app.add_subcommand(
       "tune", "Time every backend (and the peers) on a model's GEMM shapes over M and write the tuned profile that picks the fastest");
   command->add_option("--checkpoint", options->checkpoint, "Checkpoint whose NVFP4 layers' shapes to tune (file, index or directory)");
-  auto* config = command->add_option("--config", options->config,
-                                     "A model's config.json (or its directory): tune its GEMM shapes as engines run them (fused qkv "
-                                     "and gate_up), without its weights");
-  command->add_option("--tp", options->tp, "With --config: tensor-parallel GPUs, each running its shard of the shapes (default 1)")
-      ->check(CLI::Range(1, 1024))
-      ->needs(config);
+  add_model_config_options(command, options->config, options->tp,
+                           "tune its GEMM shapes as engines run them (fused qkv and gate_up), without its weights");
   command->add_option("--shapes", options->shape_lists, "Weight shapes NxK, comma-separated (with or instead of --checkpoint, --config)");
   command->add_option("-m", options->m_lists,
                       std::string("Activation rows, comma-separated (default ") + kGpuDefaultMs + " on a GPU, " + kCpuDefaultMs + " on a CPU)");

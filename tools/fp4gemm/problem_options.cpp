@@ -60,6 +60,14 @@ std::vector<std::string> list_items(const std::vector<std::string>& lists, const
   return items;
 }
 
+CLI::Option* add_model_config_options(CLI::App* command, std::string& config, int& tp, const std::string& what) {
+  CLI::Option* option = command->add_option("--config", config, "A model's config.json (or its directory): " + what);
+  command->add_option("--tp", tp, "With --config: tensor-parallel GPUs, each running its shard of the shapes (default 1)")
+      ->check(CLI::Range(1, 1024))
+      ->needs(option);
+  return option;
+}
+
 std::vector<WeightShape> config_shapes(const std::string& config, int tp, const std::string& command) {
   const io::ModelGemms model = io::gemms_from_config(config, tp);
   std::set<std::pair<std::int64_t, std::int64_t>> seen;

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "bench/bench.hpp"
 #include "fp4gemm/device.hpp"
 
@@ -29,6 +31,10 @@ WeightShape parse_weight_shape(const std::string& text);
 // tensor-parallel group of `tp` (io/model_config.hpp), each checked with check_weight_shape; says
 // on stderr, for `command`, what it derived from which layers.
 std::vector<WeightShape> config_shapes(const std::string& config, int tp, const std::string& command);
+
+// Adds --config (a model's config.json, or its directory; `what` says what the command does with
+// its GEMMs) and --tp (which needs it) to `command`; returns the --config option, for excludes.
+CLI::Option* add_model_config_options(CLI::App* command, std::string& config, int& tp, const std::string& what);
 
 // Whole numbers >= 1 from `-m` lists.
 std::vector<std::int64_t> parse_m_list(const std::vector<std::string>& lists);
