@@ -14,26 +14,28 @@ using nlohmann::json;
   throw Error(ErrorCode::io, where + ": " + message);
 }
 
-// A field that must be a positive integer when present; 0 when absent or null.
-std::int64_t positive_field(const json& object, const char* key, const std::string& where) {
+// A size or count: a non-negative integer when present; 0 when absent or null. Configs write 0 for
+// "none" (first_k_dense_replace, n_shared_experts, num_experts of a dense variant), so 0 reads as
+// absent everywhere.
+std::int64_t size_field(const json& object, const char* key, const std::string& where) {
   const auto found = object.find(key);
   if (found == object.end() || found->is_null()) return 0;
-  if (!found->is_number_integer() || found->get<std::int64_t>() <= 0) {
-    throw_config(where, std::string("\"") + key + "\" must be a positive integer, not " + found->dump());
+  if (!found->is_number_integer() || found->get<std::int64_t>() < 0) {
+    throw_config(where, std::string("\"") + key + "\" must be a non-negative integer, not " + found->dump());
   }
   return found->get<std::int64_t>();
 }
 
 std::int64_t required_field(const json& object, const char* key, const std::string& where, const std::string& why) {
-  const std::int64_t value = positive_field(object, key, where);
-  if (value == 0) throw_config(where, std::string("has no \"") + key + "\", which " + why);
+  const std::int64_t value = size_field(object, key, where);
+  if (value == 0) throw_config(where, std::string("has no \"") + key + "\" (or 0), which " + why);
   return value;
 }
 
-// The first of `keys` present, as positive_field reads it; 0 when none is.
+// The first of `keys` present, as size_field reads it; 0 when none is.
 std::int64_t first_field(const json& object, std::initializer_list<const char*> keys, const std::string& where) {
   for (const char* key : keys)
-    if (const std::int64_t value = positive_field(object, key, where)) return value;
+    if (const std::int64_t value = size_field(object, key, where)) return value;
   return 0;
 }
 
@@ -48,8 +50,8 @@ bool gated_attention(const json& text, const std::string& model_type) {
 // Whether some layers keep a dense MLP beside the experts: DeepSeek's first_k_dense_replace,
 // Qwen-MoE's mlp_only_layers or a decoder_sparse_step above 1.
 bool has_dense_layers(const json& text, const std::string& where) {
-  if (positive_field(text, "first_k_dense_replace", where) > 0) return true;
-  if (positive_field(text, "decoder_sparse_step", where) > 1) return true;
+  if (size_field(text, "first_k_dense_replace", where) > 0) return true;
+  if (size_field(text, "decoder_sparse_step", where) > 1) return true;
   const auto only = text.find("mlp_only_layers");
   return only != text.end() && only->is_array() && !only->empty();
 }
@@ -85,7 +87,7 @@ void add_latent_attention(const json& text, std::int64_t hidden, std::int64_t he
   const std::int64_t nope = required_field(text, "qk_nope_head_dim", where, why);
   const std::int64_t rope = required_field(text, "qk_rope_head_dim", where, why);
   const std::int64_t value = required_field(text, "v_head_dim", where, why);
-  if (const std::int64_t q_rank = positive_field(text, "q_lora_rank", where)) {
+  if (const std::int64_t q_rank = size_field(text, "q_lora_rank", where)) {
     shapes.whole("self_attn.q_a_proj", q_rank, hidden);
     shapes.column("self_attn.q_b_proj", heads * (nope + rope), q_rank);
   } else {
@@ -97,14 +99,14 @@ void add_latent_attention(const json& text, std::int64_t hidden, std::int64_t he
 }
 
 void add_attention(const json& text, std::int64_t hidden, const std::string& model_type, const std::string& where, ShapeList& shapes) {
-  const std::int64_t heads = positive_field(text, "num_attention_heads", where);
+  const std::int64_t heads = size_field(text, "num_attention_heads", where);
   if (heads == 0) return;  // e.g. an MLP-only test config
-  if (const std::int64_t kv_rank = positive_field(text, "kv_lora_rank", where)) {
+  if (const std::int64_t kv_rank = size_field(text, "kv_lora_rank", where)) {
     add_latent_attention(text, hidden, heads, kv_rank, where, shapes);
     return;
   }
-  const std::int64_t kv_heads = positive_field(text, "num_key_value_heads", where);
-  std::int64_t head_dim = positive_field(text, "head_dim", where);
+  const std::int64_t kv_heads = size_field(text, "num_key_value_heads", where);
+  std::int64_t head_dim = size_field(text, "head_dim", where);
   if (head_dim == 0) {
     if (hidden % heads != 0) throw_config(where, "has no \"head_dim\" and hidden_size is not a multiple of num_attention_heads");
     head_dim = hidden / heads;
@@ -118,8 +120,8 @@ void add_attention(const json& text, std::int64_t hidden, const std::string& mod
 // Gated DeltaNet (Qwen3-Next, Qwen3.5): in_proj_qkvz makes q and k (key heads) and v and z (value
 // heads); out_proj maps the value heads back.
 void add_linear_attention(const json& text, std::int64_t hidden, const std::string& where, ShapeList& shapes) {
-  const std::int64_t key_heads = positive_field(text, "linear_num_key_heads", where);
-  const std::int64_t value_heads = positive_field(text, "linear_num_value_heads", where);
+  const std::int64_t key_heads = size_field(text, "linear_num_key_heads", where);
+  const std::int64_t value_heads = size_field(text, "linear_num_value_heads", where);
   if (key_heads == 0 || value_heads == 0) return;
   const std::int64_t key_dim =
       key_heads * required_field(text, "linear_key_head_dim", where, "linear attention's projections need");
@@ -135,14 +137,14 @@ void add_mlp(const std::string& prefix, std::int64_t intermediate, std::int64_t 
 }
 
 void add_feed_forward(const json& text, std::int64_t hidden, const std::string& where, ShapeList& shapes) {
-  const std::int64_t intermediate = positive_field(text, "intermediate_size", where);
+  const std::int64_t intermediate = size_field(text, "intermediate_size", where);
   const std::int64_t experts = first_field(text, {"num_experts", "num_local_experts", "n_routed_experts"}, where);
   if (experts == 0) {
     if (intermediate == 0) throw_config(where, "has neither \"intermediate_size\" nor experts: no MLP shape to derive");
     add_mlp("mlp", intermediate, hidden, shapes);
     return;
   }
-  const std::int64_t moe_intermediate = positive_field(text, "moe_intermediate_size", where);
+  const std::int64_t moe_intermediate = size_field(text, "moe_intermediate_size", where);
   if (moe_intermediate == 0 && intermediate == 0) {
     throw_config(where, "has experts but neither \"moe_intermediate_size\" nor \"intermediate_size\"");
   }
@@ -150,9 +152,9 @@ void add_feed_forward(const json& text, std::int64_t hidden, const std::string& 
   const std::int64_t expert_intermediate = moe_intermediate != 0 ? moe_intermediate : intermediate;
   if (moe_intermediate != 0 && intermediate != 0 && has_dense_layers(text, where)) add_mlp("mlp", intermediate, hidden, shapes);
   add_mlp("experts", expert_intermediate, hidden, shapes);
-  if (const std::int64_t shared = positive_field(text, "shared_expert_intermediate_size", where)) {
+  if (const std::int64_t shared = size_field(text, "shared_expert_intermediate_size", where)) {
     add_mlp("shared_expert", shared, hidden, shapes);
-  } else if (const std::int64_t shared_experts = positive_field(text, "n_shared_experts", where)) {
+  } else if (const std::int64_t shared_experts = size_field(text, "n_shared_experts", where)) {
     add_mlp("shared_experts", shared_experts * expert_intermediate, hidden, shapes);  // DeepSeek: fused into one MLP
   }
 }

@@ -93,6 +93,17 @@ TEST(ModelConfig, LatentAttentionAndDenseLayersBesideExperts) {
                                       "shared_experts.gate_up_proj 512x7168", "shared_experts.down_proj 7168x256"}));
 }
 
+// Configs write 0 for "none": no dense layers first, no shared experts, no experts at all.
+TEST(ModelConfig, ZeroCountsMeanNone) {
+  const ModelGemms moe = gemms_from_config_text(R"({"hidden_size": 1024, "intermediate_size": 4096, "moe_intermediate_size": 512,
+    "n_routed_experts": 64, "n_shared_experts": 0, "first_k_dense_replace": 0})",
+                                                "config.json");
+  EXPECT_EQ(listed(moe), (std::vector<std::string>{"experts.gate_up_proj 1024x1024", "experts.down_proj 1024x512"}));
+  const ModelGemms dense =
+      gemms_from_config_text(R"({"hidden_size": 1024, "intermediate_size": 4096, "num_experts": 0})", "config.json");
+  EXPECT_EQ(listed(dense), (std::vector<std::string>{"mlp.gate_up_proj 8192x1024", "mlp.down_proj 1024x4096"}));
+}
+
 // Mixtral states its expert size as intermediate_size.
 TEST(ModelConfig, MixtralExpertsUseIntermediateSize) {
   const ModelGemms gemms = gemms_from_config_text(R"({"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
@@ -117,8 +128,9 @@ TEST(ModelConfig, BadConfigsAreClearErrors) {
   expect_io_error("{\"hidden_size\": 40", "is not a JSON object");
   expect_io_error("[1, 2]", "is not a JSON object");
   expect_io_error(R"({"intermediate_size": 14336})", "has no \"hidden_size\"");
-  expect_io_error(R"({"hidden_size": "4096", "intermediate_size": 14336})", "\"hidden_size\" must be a positive integer, not \"4096\"");
-  expect_io_error(R"({"hidden_size": -1, "intermediate_size": 14336})", "\"hidden_size\" must be a positive integer");
+  expect_io_error(R"({"hidden_size": "4096", "intermediate_size": 14336})", "\"hidden_size\" must be a non-negative integer, not \"4096\"");
+  expect_io_error(R"({"hidden_size": -1, "intermediate_size": 14336})", "\"hidden_size\" must be a non-negative integer");
+  expect_io_error(R"({"hidden_size": 0, "intermediate_size": 14336})", "has no \"hidden_size\" (or 0)");
   expect_io_error(R"({"hidden_size": 4096, "num_attention_heads": 32})", "has neither \"intermediate_size\" nor experts");
   expect_io_error(R"({"hidden_size": 4096, "num_attention_heads": 30, "intermediate_size": 64})", "has no \"head_dim\"");
   expect_io_error(R"({"hidden_size": 4096, "num_experts": 8})", "has experts but neither");

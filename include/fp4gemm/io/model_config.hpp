@@ -31,7 +31,8 @@ struct ModelGemms {
 
 // From config.json's text: the top-level object, or its "text_config" for multimodal models.
 // Throws Error(io) naming `where` for text that is not a JSON object, and for a field that is
-// present but not a positive integer, or missing where the shapes need it (hidden_size always).
+// present but not a non-negative integer, or missing (or 0) where the shapes need it (hidden_size
+// always).
 // Throws Error(invalid_argument) when `tp` is below 1 or does not divide a sharded dimension.
 ModelGemms gemms_from_config_text(const std::string& text, const std::string& where, int tp = 1);
 
