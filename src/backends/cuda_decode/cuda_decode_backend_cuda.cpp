@@ -88,16 +88,21 @@ void run_mma(const GemmProblem& problem, const DecodeWeight& prepared, const voi
                    "cuda_decode: launching the kernel");
 }
 
+// Bytes rounded up to 256, so that every part of a per-call allocation stays 256-byte aligned.
+template <class Bytes>
+constexpr Bytes round_up_256(Bytes bytes) {
+  return (bytes + 255) / 256 * 256;
+}
+
 void run_prefill(const GemmProblem& problem, const DecodeWeight& prepared, const void* activations, std::int64_t activation_stride,
                  float alpha, const MutableDenseView& out, cuda_decode::ProgrammaticLaunch policy, cudaStream_t stream) {
   const bool programmatic = policy != cuda_decode::ProgrammaticLaunch::off;
   const int splits = cuda_decode::prefill_k_splits(problem.m, problem.n, prepared.chunks, prepared.multiprocessors);
   // One allocation: the packed activations, then (split only) a counter per tile and the partial
   // tiles, each part 256-byte aligned.
-  const auto round_up = [](std::int64_t bytes) { return (bytes + 255) / 256 * 256; };
-  const std::int64_t packed_bytes = round_up(cuda_decode::prefill_packed_bytes(problem.m, prepared.chunks));
+  const std::int64_t packed_bytes = round_up_256(cuda_decode::prefill_packed_bytes(problem.m, prepared.chunks));
   const std::int64_t counters = splits > 1 ? cuda_decode::prefill_tiles(problem.m, problem.n) : 0;
-  const std::int64_t counter_bytes = round_up(counters * std::int64_t(sizeof(unsigned)));
+  const std::int64_t counter_bytes = round_up_256(counters * std::int64_t(sizeof(unsigned)));
   const cuda::StreamBuffer packed(
       static_cast<std::size_t>(packed_bytes + counter_bytes + cuda_decode::prefill_partial_bytes(problem.m, problem.n, splits)), stream,
       "cuda_decode: packed activations and K-split workspace of the prefill kernel");
@@ -124,8 +129,8 @@ class PackedActivations {
   PackedActivations(const GemmProblem& problem, const DecodeWeight& prepared, const std::uint16_t* activations,
                     std::int64_t activation_stride, int tokens, bool programmatic, cudaStream_t stream, int stream_ctas = 0,
                     std::size_t slot_bytes = 0)
-      : packed_bytes_(round_up(static_cast<std::size_t>(prepared.chunks * cuda_decode::packed_chunk_bytes(tokens)))),
-        flag_bytes_(round_up(std::size_t(stream_ctas) * sizeof(unsigned))),
+      : packed_bytes_(round_up_256(static_cast<std::size_t>(prepared.chunks * cuda_decode::packed_chunk_bytes(tokens)))),
+        flag_bytes_(round_up_256(std::size_t(stream_ctas) * sizeof(unsigned))),
         buffer_(packed_bytes_ + flag_bytes_ + std::size_t(stream_ctas) * slot_bytes, stream, "cuda_decode: packed activations") {
     cuda::check_cuda(cuda_decode::launch_pack_activations(activations, activation_stride, int(problem.m), int(problem.k), tokens,
                                                           int(prepared.chunks), buffer_.data(), flags(), stream_ctas, programmatic,
@@ -137,7 +142,6 @@ class PackedActivations {
   void* partials() const { return buffer_.as<std::uint8_t>() + packed_bytes_ + flag_bytes_; }
 
  private:
-  static std::size_t round_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }  // keeps every part 256-byte aligned
   std::size_t packed_bytes_, flag_bytes_;
   cuda::StreamBuffer buffer_;
 };

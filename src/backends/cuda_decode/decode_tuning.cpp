@@ -229,7 +229,7 @@ int prefill_k_splits(std::int64_t m, std::int64_t n, std::int64_t chunks, int mu
     return int(std::clamp<std::int64_t>(splits, 1, std::max<std::int64_t>(chunks, 1)));
   }
   if (multiprocessors <= 0 || chunks <= 0) return 1;
-  const std::int64_t tiles = (m + kPrefillCtaTokens - 1) / kPrefillCtaTokens * ((n + kPrefillCtaRows - 1) / kPrefillCtaRows);
+  const std::int64_t tiles = prefill_tiles(m, n);
   const auto cost = [&](int splits) {
     return (tiles * splits + multiprocessors - 1) / multiprocessors * ((chunks + splits - 1) / splits + kPrefillCtaOverheadChunks);
   };

@@ -428,6 +428,12 @@ inline constexpr int kPrefillDecodeWarps = 8;
 inline constexpr int kPrefillRecordStages = 16;
 inline constexpr int kPrefillDecodedStages = 8;
 
+// Output tiles (kPrefillCtaTokens x kPrefillCtaRows) of an M x N problem: the prefill grid's CTAs
+// before any K split.
+constexpr std::int64_t prefill_tiles(std::int64_t m, std::int64_t n) {
+  return (m + kPrefillCtaTokens - 1) / kPrefillCtaTokens * ((n + kPrefillCtaRows - 1) / kPrefillCtaRows);
+}
+
 // The prefill kernel's K split: with one CTA per SM, a grid of tiles (128 x 128 output blocks)
 // that is a fraction of a wave leaves SMs idle (4096^2 at M = 65-128: 32 tiles on 132 SMs). Each
 // tile's chunks are then split `splits` ways; each CTA writes its FP32 partial tile to a workspace

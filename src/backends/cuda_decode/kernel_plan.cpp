@@ -161,16 +161,16 @@ void describe_resident(const GemmProblem& problem, std::ostringstream& text) {
 }
 
 void describe_prefill(const GemmProblem& problem, const DeviceInfo& device, std::ostringstream& text) {
-  const std::int64_t tiles = (problem.m + kPrefillCtaTokens - 1) / kPrefillCtaTokens * ((problem.n + kPrefillCtaRows - 1) / kPrefillCtaRows);
+  const std::int64_t tiles = prefill_tiles(problem.m, problem.n);
   bool forced = false;
   const int splits = prefill_k_splits(problem.m, problem.n, chunks_covering(problem.k), device.multiprocessors, &forced);
   text << plural(tiles, "tile", "tiles") << " of " << kPrefillCtaTokens << " activation rows x " << kPrefillCtaRows
        << " weight rows, " << kPrefillDecodeWarps
        << " warps per CTA decoding whole chunks in turn into BF16 in shared memory for two warpgroups of wgmma.m64n128k16";
   const auto waves = [&](std::int64_t ctas) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.2f", double(ctas) / device.multiprocessors);
-    return std::string(text);
+    char formatted[32];
+    std::snprintf(formatted, sizeof formatted, "%.2f", double(ctas) / device.multiprocessors);
+    return std::string(formatted);
   };
   if (splits > 1) {
     text << "; K split " << splits << " ways" << (forced ? " [FP4GEMM_PREFILL_SPLITS]" : "") << ", "

@@ -18,10 +18,6 @@ struct PrefillGemmArgs : KernelProblem {
   void* partials = nullptr;
 };
 
-// Output tiles (kPrefillCtaTokens x kPrefillCtaRows) of an M x N problem.
-constexpr std::int64_t prefill_tiles(std::int64_t m, std::int64_t n) {
-  return (m + kPrefillCtaTokens - 1) / kPrefillCtaTokens * ((n + kPrefillCtaRows - 1) / kPrefillCtaRows);
-}
 // Workspace of the partial tiles: FP32 sums of every tile's every split (none unsplit).
 constexpr std::int64_t prefill_partial_bytes(std::int64_t m, std::int64_t n, int k_splits) {
   return k_splits > 1 ? prefill_tiles(m, n) * k_splits * kPrefillCtaTokens * kPrefillCtaRows * std::int64_t(sizeof(float)) : 0;
