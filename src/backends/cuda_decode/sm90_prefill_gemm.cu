@@ -45,6 +45,7 @@ namespace {
 
 constexpr int kConsumerWarpgroups = kPrefillCtaTokens / 64;
 constexpr int kFirstDecodeWarp = 4 * kConsumerWarpgroups;
+constexpr int kConsumerThreads = 128 * kConsumerWarpgroups;  // warps 0 .. kFirstDecodeWarp - 1
 // Registers: 16 warps get 128 each at launch. The decode warpgroups then give kDecodeWarpRegisters
 // back and the consumers take what they freed (setmaxnreg) for four fragment buffers. What the
 // decode warpgroups free must cover what the consumers take, or the consumers' setmaxnreg waits
@@ -174,7 +175,6 @@ __device__ __forceinline__ void store_prefill_accumulators(const KernelProblem& 
 // its CTA counts, and read after the count says all are.) Slot layout: [16 quads][consumer threads]
 // float4, so each thread's stores and loads are coalesced with its neighbours'.
 __device__ __forceinline__ bool sum_split_partials(const PrefillGemmArgs& args, float (&d)[64], int split) {
-  constexpr int kConsumerThreads = 128 * kConsumerWarpgroups;
   constexpr int kSlotQuads = 16 * kConsumerThreads;
   constexpr unsigned kSplitBarrier = 1;  // a named barrier of the consumer threads (0 is __syncthreads')
   __shared__ unsigned last_of_tile;
@@ -214,7 +214,6 @@ __global__ void __launch_bounds__(kPrefillThreads, 1) prefill_gemm_kernel(const 
 #if FP4GEMM_SM90A_DEVICE
   using Layout = PrefillSharedLayout;
   constexpr int kRecordStages = kPrefillRecordStages, kDecodedStages = kPrefillDecodedStages;
-  constexpr int kConsumerThreads = 128 * kConsumerWarpgroups;
 
   extern __shared__ __align__(128) std::uint8_t shared[];
   std::uint32_t* scale_table = reinterpret_cast<std::uint32_t*>(shared + Layout::kTableOffset);
