@@ -7,27 +7,30 @@
 #   WEIGHTS "N K" pairs separated by commas (default: the four issue-3 shapes); e.g.
 #           WEIGHTS="8192 8192,14336 4096" for the off-grid sweep of bench/results/2026-12-01-h200-s11.md
 #   MS      activation rows (default 1,4,16,64)
-# A shape that is not compiled for some M gives no line for that invocation. The "rule" lines run
-# without the caller's FP4GEMM_DECODE_SHAPE, so they are the rule's choice.
+# A shape that is not compiled for some M gives no line for it. The "rule" lines run without the
+# caller's FP4GEMM_DECODE_SHAPE, so they are the rule's choice. Each shape is one bench process
+# over all the weights (one CUDA start-up per shape, not per weight and shape).
 set -euo pipefail
 cli=${1:?path to the fp4gemm binary}
-# The bench lines of weight $n x $k, run under the command prefix "$@" (an env setting), each
-# tagged with "shape": $tag.
-bench_lines() {
-  local tag=$1
-  shift
-  "$@" "$cli" bench --backend cuda_decode --no-peers -m "${MS:-1,4,16,64}" -n "$n" -k "$k" --json 2>/dev/null |
-    sed "s/^{/{\"shape\":\"$tag\",/" || true
-}
 IFS=',' read -r -a weights <<< "${WEIGHTS:-4096 4096,12288 4096,4096 12288,28672 8192}"
+shapes_arg=""
 for nk in "${weights[@]}"; do
   read -r n k extra <<< "$nk"
   if ! [[ "$n" =~ ^[0-9]+$ && "$k" =~ ^[0-9]+$ && -z "${extra:-}" ]]; then
     echo "decode_shape_sweep: WEIGHTS entry '$nk' is not 'N K'" >&2
     exit 2
   fi
-  bench_lines rule env -u FP4GEMM_DECODE_SHAPE
-  for shape in ${SHAPES:-1:8 1:4 2:2 2:4 1:12 1:8:2 1:4:2 1:5:2 2:2:2}; do
-    bench_lines "$shape" env FP4GEMM_DECODE_SHAPE="$shape"
-  done
+  shapes_arg+="${shapes_arg:+,}${n}x${k}"
+done
+# The bench lines of every weight, run under the command prefix "$@" (an env setting), each tagged
+# with "shape": $tag.
+bench_lines() {
+  local tag=$1
+  shift
+  "$@" "$cli" bench --backend cuda_decode --no-peers -m "${MS:-1,4,16,64}" --shapes "$shapes_arg" --json 2>/dev/null |
+    sed "s/^{/{\"shape\":\"$tag\",/" || true
+}
+bench_lines rule env -u FP4GEMM_DECODE_SHAPE
+for shape in ${SHAPES:-1:8 1:4 2:2 2:4 1:12 1:8:2 1:4:2 1:5:2 2:2:2 1:16:2 1:24:2}; do
+  bench_lines "$shape" env FP4GEMM_DECODE_SHAPE="$shape"
 done

@@ -42,7 +42,9 @@ TEST(CudaDecodeTuning, ShapesCoverEveryM) {
         const LaunchShape shape = choose_launch_shape(m, n, k, 132, true);
         EXPECT_GE(shape.m_tiles * 8, m);
         const int warps = shape.warps_n * shape.warps_k;
-        EXPECT_TRUE(warps == 4 || warps == kPairedFillWarpsK || warps == 8 || warps == kWideWarpsK) << warps;
+        EXPECT_TRUE(warps == 4 || warps == kPairedFillWarpsK || warps == 8 || warps == kWideWarpsK ||
+                    (shape.tiles_per_warp == 2 && (warps == kPairedWideWarpsK || warps == kPairedWiderWarpsK)))
+            << warps;
         EXPECT_TRUE(shape.tiles_per_warp == 1 || (shape.tiles_per_warp == 2 && shape.m_tiles <= kMaxPairedMTiles));
       }
     }
@@ -58,10 +60,20 @@ TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEn
   using Shape = std::array<int, 3>;
   EXPECT_EQ(shape_of(1, 28672, 8192), (Shape{1, 4, 2}));   // 896 tile pairs, 128 chunks: 32 per warp
   EXPECT_EQ(shape_of(1, 12288, 4096), (Shape{1, 8, 2}));   // 384 pairs split 8 ways: 3072 warps
-  // 128 pairs x 8 = 1024 warps: too few, single tiles; 256 x 8 = 2048 still short of 16 per SM,
-  // so 12 K-warps (2 CTAs of 12 fill an SM's 24 resident warps)
-  EXPECT_EQ(shape_of(1, 4096, 12288), (Shape{1, 12, 1}));
-  EXPECT_EQ(shape_of(1, 4096, 4096), (Shape{1, 12, 1}));   // 64 chunks: 5 or 6 per warp
+  // 128 pairs x 8 = 1024 warps: too few for the usual splits, but one CTA of 16 K-warps per pair
+  // fills the 132 SMs once (128 >= 0.9 x 132) and each warp streams 4 chunks or more
+  EXPECT_EQ(shape_of(1, 4096, 12288), (Shape{1, 16, 2}));
+  EXPECT_EQ(shape_of(1, 4096, 4096), (Shape{1, 16, 2}));   // 64 chunks: 4 per warp
+  EXPECT_EQ(shape_of(1, 3840, 8192), (Shape{1, 16, 2}));   // 120 pairs
+  EXPECT_EQ(shape_of(1, 4096, 14336), (Shape{1, 16, 2}));  // 224 chunks: 14 per warp
+  EXPECT_EQ(shape_of(1, 4096, 16384), (Shape{1, 24, 2}));  // 256 chunks: 16 per warp at 16 ways, so 24
+  EXPECT_EQ(shape_of(16, 4096, 16384), (Shape{1, 16, 2})); // two activation tiles: no 24-way kernel
+  // Where the pairs' grid does not fit: 112 pairs fill under 0.9 of the SMs, 136 need two waves;
+  // and under 4 chunks a warp. Then the single tiles split 12 ways (2 CTAs of 12 fill an SM's 24
+  // resident warps) where that fills the GPU in one wave, else 8 (224 and 272 tiles here).
+  EXPECT_EQ(shape_of(1, 3584, 4096), (Shape{1, 8, 1}));
+  EXPECT_EQ(shape_of(1, 4352, 4096), (Shape{1, 8, 1}));
+  EXPECT_EQ(shape_of(1, 4096, 3072), (Shape{1, 12, 1}));   // 48 chunks: 3 per warp at 16 ways
   EXPECT_EQ(shape_of(1, 4096, 512), (Shape{1, 8, 1}));     // 8 chunks: too few to split 12 ways
   EXPECT_EQ(shape_of(1, 4096, 1536), (Shape{1, 12, 1}));   // 24 chunks: 2 per warp
   EXPECT_EQ(shape_of(1, 4096, 1024), (Shape{1, 12, 1}));   // 16 chunks: 1-2 per warp suffice
@@ -71,7 +83,7 @@ TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEn
   // take PDL and measured slower than 8
   EXPECT_EQ(shape_of(1, 2048, 4096), (Shape{1, 8, 1}));
   EXPECT_EQ(shape_of(1, 1536, 4096), (Shape{1, 8, 1}));
-  EXPECT_EQ(shape_of(4, 4096, 12288), (Shape{1, 12, 1}));
+  EXPECT_EQ(shape_of(4, 4096, 12288), (Shape{1, 16, 2}));
   EXPECT_EQ(shape_of(16, 28672, 8192), (Shape{1, 4, 2}));
   // 384 pairs x 4 = 1536 warps: 11 per SM suffice at two tiles, but 384 CTAs of 4 warps fill 0.73
   // of the 4 x 132 slots; 5 warps per CTA (3 per SM) fill 0.97
@@ -79,7 +91,8 @@ TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEn
   EXPECT_EQ(shape_of(9, 12288, 4096), (Shape{1, 5, 2}));
   EXPECT_EQ(shape_of(16, 14336, 4096), (Shape{1, 4, 2}));  // 448 pairs: more than 3 x 132, one wave no longer
   EXPECT_EQ(shape_of(8, 12288, 4096), (Shape{1, 8, 2}));   // one activation tile: 384 CTAs of 8 warps fill 0.97 already
-  EXPECT_EQ(shape_of(16, 4096, 4096), (Shape{1, 8, 1}));
+  EXPECT_EQ(shape_of(16, 4096, 4096), (Shape{1, 16, 2}));
+  EXPECT_EQ(shape_of(16, 4096, 2048), (Shape{1, 8, 1}));   // 32 chunks: 2 per warp at 16 ways
   EXPECT_EQ(shape_of(24, 28672, 8192), (Shape{1, 4, 1}));  // three activation tiles: one weight tile per warp
   EXPECT_EQ(shape_of(32, 12288, 4096), (Shape{2, 2, 1}));
   EXPECT_EQ(shape_of(64, 12288, 4096), (Shape{2, 4, 1}));  // eight tiles: a fixed shape
@@ -155,9 +168,9 @@ TEST(CudaDecodeTuning, ThreeAndFourActivationTilesTakeCtasOfTwiceTheRowsWhereThe
   // of 104 CTAs is under 80% of the SMs, so it stays on mma.sync).
   EXPECT_EQ(shape_of(20, 13312, 8192), (Shape{2, 2, 1}));
   // Fewer tiles have no row pairs, even where the grid takes 1.5-2 waves: at one CTA per SM,
-  // M = 16 on 4096x4096 runs 256 CTAs of 1x8 warps in 1.94 waves and keeps them.
+  // M = 16 on 4096x2048 runs 256 CTAs of 1x8 warps in 1.94 waves and keeps them.
   const auto one_per_sm = [](const LaunchShape&) { return 1; };
-  EXPECT_EQ(fields_of(choose_launch_shape(16, 4096, 4096, 132, true, one_per_sm)), (Shape{1, 8, 1}));
+  EXPECT_EQ(fields_of(choose_launch_shape(16, 4096, 2048, 132, true, one_per_sm)), (Shape{1, 8, 1}));
   EXPECT_EQ(fields_of(choose_launch_shape(32, 4096, 4096, 132, true, one_per_sm)), (Shape{2, 4, 1}));
 }
 

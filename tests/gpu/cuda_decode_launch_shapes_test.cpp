@@ -26,7 +26,7 @@ TEST(CudaDecodeLaunchShapes, EveryCompiledShapeMatchesTheReference) {
   int shapes_run = 0, bounded_shapes_run = 0;
   for (int tiles_per_warp : {1, 2}) {
     for (int warps_n : {1, 2, 4, 8}) {
-      for (int warps_k : {1, 2, 4, 5, 8, 12}) {  // 5 and 12: the paired-fill and wide K splits
+      for (int warps_k : {1, 2, 4, 5, 8, 12, 16, 24}) {  // 5, 12, 16, 24: the paired-fill and wide K splits
         for (std::int64_t m : {1, 3, 9, 16, 17, 24, 25, 32, 64}) {
           for (bool bounded : {false, true}) {
             const cuda_decode::LaunchShape shape{cuda_decode::activation_tiles(m), warps_n, warps_k, tiles_per_warp, bounded};
@@ -63,8 +63,8 @@ TEST(CudaDecodeLaunchShapes, EveryCompiledShapeMatchesTheReference) {
     }
   }
   // Every entry of FP4GEMM_DECODE_SHAPES (sm90_decode_gemm.cu) at each M of its activation tiles:
-  // 30 shapes, 28 at two values of M and the two 8-tile ones at one.
-  EXPECT_EQ(shapes_run, 58) << "a compiled shape the loops above do not reach, or one fewer";
+  // 33 shapes, 31 at two values of M and the two 8-tile ones at one.
+  EXPECT_EQ(shapes_run, 64) << "a compiled shape the loops above do not reach, or one fewer";
   EXPECT_EQ(bounded_shapes_run, 8) << "the four register-bounded shapes at M = 25 and 32";
 }
 

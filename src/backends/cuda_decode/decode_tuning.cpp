@@ -65,6 +65,14 @@ LaunchShape rule_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multi
         double(tile_pairs) >= kProgrammaticMinSlotFraction * double(five_warp_slots)) {
       shape.warps_k = kPairedFillWarpsK;
     }
+  } else if (programmatic && shape.m_tiles <= kMaxPairedMTiles && tile_pairs <= multiprocessors &&
+             grid_fills_gpu(tile_pairs, 1, multiprocessors) &&
+             chunks >= std::int64_t(kMinChunksPerPairedWideWarp) * kPairedWideWarpsK) {
+    // Too few tile pairs for the usual splits, but one CTA of kPairedWideWarpsK warps per pair
+    // fills every SM once (decode_tuning.hpp).
+    shape.tiles_per_warp = 2;
+    const bool wider = shape.m_tiles == 1 && chunks > std::int64_t(kMaxChunksPerPairedWideWarp) * kPairedWideWarpsK;
+    shape.warps_k = wider ? kPairedWiderWarpsK : kPairedWideWarpsK;
   } else {
     shape.warps_k = split_for(row_tiles);
     // Whether the 12-way grid (row_tiles CTAs of 1 x 12 warps) fills the GPU by the launch's own

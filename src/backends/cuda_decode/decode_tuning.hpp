@@ -125,6 +125,26 @@ inline constexpr int kMaxWarpsK = 8;
 // 4096x1536 take 12 ways too, unmeasured.
 inline constexpr int kWideWarpsK = 12;
 inline constexpr int kMinChunksPerWideWarp = 1;
+// Tile pairs split K kPairedWideWarpsK ways, in CTAs of one tile pair (one per SM at 82
+// registers, 128 at two activation tiles), where pairs with at most kMaxWarpsK K-warps leave the
+// grid short of warps (N around 4096) but one CTA per pair still fills the GPU in one wave
+// (grid_fills_gpu, at most one CTA per SM) and each warp streams at least
+// kMinChunksPerPairedWideWarp chunks (of both its tiles). Each activation load then serves 32 rows and each warp
+// runs two MMA chains, against the 12-way split's single tiles. One activation tile splits
+// kPairedWiderWarpsK ways instead where 16 would give a warp more than
+// kMaxChunksPerPairedWideWarp chunks. H200, M = 1/4/8, against the 12-way single tiles in one run
+// (bench/results/2026-12-02-h200-s26.md, call 2): 4096x4096 4.73/4.80/4.87 -> 4.22/4.32/4.39 us,
+// 4096x8192 7.35 -> 6.62, 3840x8192 7.08 -> 6.44, 4096x14336 10.74 -> 10.15, K = 5120-11008 5-10%
+// faster, 4096x12288 level (9.06 -> 9.08, 9.36 -> 9.28); 24 ways 4096x16384 11.84 -> 11.12,
+// 4096x28672 18.08 -> 17.65 (16 ways 18.48). With 2-3 chunks a warp (K = 2048-3072) it was
+// level or 5% slower, and where the pairs need more CTAs than SMs (4352 rows, 136) 20-25% slower.
+// M = 9/16 (two activation tiles, against the 1x8 single tiles): 4096x4096 5.40/5.56 ->
+// 5.25/5.41, 4096x8192 8.06/8.60 -> 7.61/7.99, 4096x12288 10.74/11.51 -> 10.20/10.60, 4096x14336
+// 12.06/12.98 -> 11.28/11.74; 4096x2048 3.57/3.73 -> 3.93/4.06 (two chunks a warp).
+inline constexpr int kPairedWideWarpsK = 16;
+inline constexpr int kPairedWiderWarpsK = 24;
+inline constexpr int kMinChunksPerPairedWideWarp = 4;   // K >= 4096 at 16 ways
+inline constexpr int kMaxChunksPerPairedWideWarp = 14;  // one activation tile: K <= 14336 at 16 ways
 // Two activation tiles and two weight tiles per warp (116-122 registers): an SM holds 4 CTAs of 4
 // warps, or kFiveWarpCtasPerSm of 5. Where the tile pairs fill 90-100% of kFiveWarpCtasPerSm x SMs
 // CTAs (and so leave 4 x SMs short), K is split 5 ways instead of 4: the grid then fills the GPU

@@ -47,7 +47,11 @@ std::string shape_name(const LaunchShape& shape) {
 
 // Why the size rule (choose_launch_shape without occupancy) chose `shape`.
 void describe_size_rule(const LaunchShape& shape, std::ostringstream& text) {
-  if (shape.tiles_per_warp == 2) {
+  if (shape.tiles_per_warp == 2 && (shape.warps_k == kPairedWideWarpsK || shape.warps_k == kPairedWiderWarpsK)) {
+    text << " (M <= " << 8 * kMaxPairedMTiles << ": too few tile pairs to fill " << min_grid_warps_per_sm(shape.m_tiles)
+         << " warps per SM at the usual K splits, but one CTA of " << shape.warps_k
+         << " warps per pair fills every SM once; each activation load serves 32 rows)";
+  } else if (shape.tiles_per_warp == 2) {
     text << " (M <= " << 8 * kMaxPairedMTiles << " and the tile pairs still fill " << min_grid_warps_per_sm(shape.m_tiles)
          << " warps per SM: each activation load serves 32 rows)";
   } else if (shape.m_tiles <= kMaxPairedMTiles) {

@@ -343,7 +343,8 @@ cudaError_t launch(const DecodeGemmArgs& args, ProgrammaticLaunch policy, int mu
   X(4, 1, 8, 1, 1) X(4, 1, 4, 1, 1) X(4, 2, 2, 1, 1) X(4, 2, 4, 1, 1) \
   X(8, 2, 4, 1, 0) X(8, 4, 2, 1, 0) \
   X(1, 1, 8, 2, 0) X(1, 1, 4, 2, 0) X(1, 2, 2, 2, 0) \
-  X(2, 1, 8, 2, 0) X(2, 1, 4, 2, 0) X(2, 2, 2, 2, 0) X(2, 1, 5, 2, 0)
+  X(2, 1, 8, 2, 0) X(2, 1, 4, 2, 0) X(2, 2, 2, 2, 0) X(2, 1, 5, 2, 0) \
+  X(1, 1, 16, 2, 0) X(1, 1, 24, 2, 0) X(2, 1, 16, 2, 0)
 
 // Calls `visit` with the template arguments of `shape` (one std::integral_constant each) when it is
 // compiled in, and returns its result; returns `otherwise` for a shape that is not.
