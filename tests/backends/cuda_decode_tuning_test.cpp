@@ -68,12 +68,14 @@ TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEn
   EXPECT_EQ(shape_of(1, 4096, 14336), (Shape{1, 16, 2}));  // 224 chunks: 14 per warp
   EXPECT_EQ(shape_of(1, 4096, 16384), (Shape{1, 24, 2}));  // 256 chunks: 16 per warp at 16 ways, so 24
   EXPECT_EQ(shape_of(16, 4096, 16384), (Shape{1, 16, 2})); // two activation tiles: no 24-way kernel
-  // Where the pairs' grid does not fit: 112 pairs fill under 0.9 of the SMs, 136 need two waves;
-  // and under 4 chunks a warp. Then the single tiles split 12 ways (2 CTAs of 12 fill an SM's 24
-  // resident warps) where that fills the GPU in one wave, else 8 (224 and 272 tiles here).
-  EXPECT_EQ(shape_of(1, 3584, 4096), (Shape{1, 8, 1}));
+  EXPECT_EQ(shape_of(1, 3584, 3584), (Shape{1, 16, 2}));   // 112 pairs: 0.85 of the SMs; 3.5 chunks a warp
+  EXPECT_EQ(shape_of(1, 4096, 3072), (Shape{1, 16, 2}));   // 48 chunks: 3 per warp
+  // Where the pairs' grid does not fit: 104 pairs cover under 0.84 of the SMs, 136 need two waves;
+  // and under 3 chunks a warp. Then the single tiles split 12 ways (2 CTAs of 12 fill an SM's 24
+  // resident warps) where that fills the GPU in one wave, else 8 (208 and 272 tiles here).
+  EXPECT_EQ(shape_of(1, 3328, 4096), (Shape{1, 8, 1}));
   EXPECT_EQ(shape_of(1, 4352, 4096), (Shape{1, 8, 1}));
-  EXPECT_EQ(shape_of(1, 4096, 3072), (Shape{1, 12, 1}));   // 48 chunks: 3 per warp at 16 ways
+  EXPECT_EQ(shape_of(1, 4096, 2048), (Shape{1, 12, 1}));   // 32 chunks: 2 per warp at 16 ways
   EXPECT_EQ(shape_of(1, 4096, 512), (Shape{1, 8, 1}));     // 8 chunks: too few to split 12 ways
   EXPECT_EQ(shape_of(1, 4096, 1536), (Shape{1, 12, 1}));   // 24 chunks: 2 per warp
   EXPECT_EQ(shape_of(1, 4096, 1024), (Shape{1, 12, 1}));   // 16 chunks: 1-2 per warp suffice
@@ -85,6 +87,11 @@ TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEn
   EXPECT_EQ(shape_of(1, 1536, 4096), (Shape{1, 8, 1}));
   EXPECT_EQ(shape_of(4, 4096, 12288), (Shape{1, 16, 2}));
   EXPECT_EQ(shape_of(16, 28672, 8192), (Shape{1, 4, 2}));
+  // Two activation tiles split pairs at least 4 ways: 896 and 1184 pairs of 64 and 56 chunks would
+  // have fed a 2-way split.
+  EXPECT_EQ(shape_of(16, 28672, 4096), (Shape{1, 4, 2}));
+  EXPECT_EQ(shape_of(16, 37888, 3584), (Shape{1, 4, 2}));
+  EXPECT_EQ(shape_of(1, 28672, 4096), (Shape{1, 4, 2}));
   // 384 pairs x 4 = 1536 warps: 11 per SM suffice at two tiles, but 384 CTAs of 4 warps fill 0.73
   // of the 4 x 132 slots; 5 warps per CTA (3 per SM) fill 0.97
   EXPECT_EQ(shape_of(16, 12288, 4096), (Shape{1, 5, 2}));

@@ -47,8 +47,8 @@ LaunchShape rule_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multi
   const std::int64_t chunks = chunks_covering(k);
   const std::int64_t min_grid_warps = std::int64_t(min_grid_warps_per_sm(shape.m_tiles)) * multiprocessors;
   // The K split for warps that each own `row_units` row positions.
-  const auto split_for = [&](std::int64_t row_units) {
-    int warps_k = kMinWarpsK;
+  const auto split_for = [&](std::int64_t row_units, int min_warps_k) {
+    int warps_k = min_warps_k;
     while (warps_k < kMaxWarpsK && chunks > std::int64_t(kChunksPerWarp) * warps_k) warps_k *= 2;
     while (warps_k < kMaxWarpsK && row_units * warps_k < min_grid_warps) warps_k *= 2;
     return warps_k;
@@ -56,7 +56,7 @@ LaunchShape rule_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multi
   // Two weight tiles per warp halve the activation bytes per weight byte, and pay where the grid
   // of half as many warps still reaches min_grid_warps (decode_tuning.hpp).
   const std::int64_t tile_pairs = (row_tiles + 1) / 2;
-  const int paired_split = split_for(tile_pairs);
+  const int paired_split = split_for(tile_pairs, shape.m_tiles == 2 ? kMinPairedTwoTileWarpsK : kMinWarpsK);
   if (shape.m_tiles <= kMaxPairedMTiles && tile_pairs * paired_split >= min_grid_warps) {
     shape.tiles_per_warp = 2;
     shape.warps_k = paired_split;
@@ -66,15 +66,15 @@ LaunchShape rule_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multi
       shape.warps_k = kPairedFillWarpsK;
     }
   } else if (programmatic && shape.m_tiles <= kMaxPairedMTiles && tile_pairs <= multiprocessors &&
-             grid_fills_gpu(tile_pairs, 1, multiprocessors) &&
+             double(tile_pairs) >= kPairedWideMinSmFill * multiprocessors &&
              chunks >= std::int64_t(kMinChunksPerPairedWideWarp) * kPairedWideWarpsK) {
     // Too few tile pairs for the usual splits, but one CTA of kPairedWideWarpsK warps per pair
-    // fills every SM once (decode_tuning.hpp).
+    // fills (nearly) every SM once (decode_tuning.hpp).
     shape.tiles_per_warp = 2;
     const bool wider = shape.m_tiles == 1 && chunks > std::int64_t(kMaxChunksPerPairedWideWarp) * kPairedWideWarpsK;
     shape.warps_k = wider ? kPairedWiderWarpsK : kPairedWideWarpsK;
   } else {
-    shape.warps_k = split_for(row_tiles);
+    shape.warps_k = split_for(row_tiles, kMinWarpsK);
     // Whether the 12-way grid (row_tiles CTAs of 1 x 12 warps) fills the GPU by the launch's own
     // PDL test, at the one-tile kernel's min_resident_warps warps per SM.
     const bool wide_fills = grid_fills_gpu(row_tiles, min_resident_warps(1, kWideWarpsK, 1) / kWideWarpsK, multiprocessors);

@@ -111,6 +111,10 @@ constexpr int min_grid_warps_per_sm(int m_tiles) { return m_tiles == 1 ? 16 : 11
 // ring.)
 inline constexpr int kMaxPairedMTiles = 2;
 inline constexpr int kMinWarpsK = 2;
+// Two activation tiles in tile pairs split K at least 4 ways. The 2-way split arose only on tall
+// weights of at most 64 chunks (N >= 23232, K <= 4096), and lost there to 4 ways at M = 16: 28672x4096
+// 23.83 -> 21.83 us, 37888x3584 30.85 -> 26.43 (bench/results/2026-12-02-h200-s26.md, call 4).
+inline constexpr int kMinPairedTwoTileWarpsK = 4;
 inline constexpr int kMaxWarpsK = 8;
 // One activation tile and one weight tile per warp, where even 8 K-warps per tile leave the grid
 // short of min_grid_warps_per_sm (N = 4096: 256 CTAs of 8 warps fill 0.65 of the H200's slots):
@@ -127,8 +131,8 @@ inline constexpr int kWideWarpsK = 12;
 inline constexpr int kMinChunksPerWideWarp = 1;
 // Tile pairs split K kPairedWideWarpsK ways, in CTAs of one tile pair (one per SM at 82
 // registers, 128 at two activation tiles), where pairs with at most kMaxWarpsK K-warps leave the
-// grid short of warps (N around 4096) but one CTA per pair still fills the GPU in one wave
-// (grid_fills_gpu, at most one CTA per SM) and each warp streams at least
+// grid short of warps (N around 4096) but one CTA per pair still covers kPairedWideMinSmFill of
+// the SMs in one wave (at most one CTA per SM) and each warp streams at least
 // kMinChunksPerPairedWideWarp chunks (of both its tiles). Each activation load then serves 32 rows and each warp
 // runs two MMA chains, against the 12-way split's single tiles. One activation tile splits
 // kPairedWiderWarpsK ways instead where 16 would give a warp more than
@@ -141,9 +145,14 @@ inline constexpr int kMinChunksPerWideWarp = 1;
 // M = 9/16 (two activation tiles, against the 1x8 single tiles): 4096x4096 5.40/5.56 ->
 // 5.25/5.41, 4096x8192 8.06/8.60 -> 7.61/7.99, 4096x12288 10.74/11.51 -> 10.20/10.60, 4096x14336
 // 12.06/12.98 -> 11.28/11.74; 4096x2048 3.57/3.73 -> 3.93/4.06 (two chunks a warp).
+// Call 4 (the shape sweep over published models' weights) moved two bounds: 3584-row weights (112
+// pairs, 0.85 of the SMs; no PDL, the launch's 0.9 test) took 3584x3584 M = 1 5.48 -> 5.00 us
+// with 3.5 chunks a warp, 3584x18944 M = 16 17.10 -> 15.18 and M = 1 (24 ways) 13.81 -> 13.27,
+// 3584x4096/8192 1-6% faster (call 2); 4096x3072 (3 chunks a warp) was level in call 2 (0.98-1.02).
 inline constexpr int kPairedWideWarpsK = 16;
 inline constexpr int kPairedWiderWarpsK = 24;
-inline constexpr int kMinChunksPerPairedWideWarp = 4;   // K >= 4096 at 16 ways
+inline constexpr double kPairedWideMinSmFill = 0.84;    // 112 pairs of 132 SMs
+inline constexpr int kMinChunksPerPairedWideWarp = 3;   // K >= 3072 at 16 ways
 inline constexpr int kMaxChunksPerPairedWideWarp = 14;  // one activation tile: K <= 14336 at 16 ways
 // Two activation tiles and two weight tiles per warp (116-122 registers): an SM holds 4 CTAs of 4
 // warps, or kFiveWarpCtasPerSm of 5. Where the tile pairs fill 90-100% of kFiveWarpCtasPerSm x SMs

@@ -50,7 +50,8 @@ void describe_size_rule(const LaunchShape& shape, std::ostringstream& text) {
   if (shape.tiles_per_warp == 2 && (shape.warps_k == kPairedWideWarpsK || shape.warps_k == kPairedWiderWarpsK)) {
     text << " (M <= " << 8 * kMaxPairedMTiles << ": too few tile pairs to fill " << min_grid_warps_per_sm(shape.m_tiles)
          << " warps per SM at the usual K splits, but one CTA of " << shape.warps_k
-         << " warps per pair fills every SM once; each activation load serves 32 rows)";
+         << " warps per pair covers " << int(kPairedWideMinSmFill * 100) << "% of the SMs or more in one wave; each activation load "
+         << "serves 32 rows)";
   } else if (shape.tiles_per_warp == 2) {
     text << " (M <= " << 8 * kMaxPairedMTiles << " and the tile pairs still fill " << min_grid_warps_per_sm(shape.m_tiles)
          << " warps per SM: each activation load serves 32 rows)";
