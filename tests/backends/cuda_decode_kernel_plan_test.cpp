@@ -42,14 +42,16 @@ TEST(CudaDecodeKernelPlan, NamesTheKernelAndShapeTheRulesPickOnAnH200) {
   EXPECT_TRUE(contains(wgmma, "; programmatic dependent launch (the next kernel enters after the main loop)")) << wgmma;
   // M = 25-32: wgmma where its grid fills the SMs, and the plan gives the grid either way.
   const std::string filled = describe_kernel_plan({32, 8192, 8192, ActivationType::bf16, DType::bf16}, h200);
-  EXPECT_TRUE(contains(filled, "from M = 25 when K >= 2048 and its grid puts two warpgroups per CTA on 80% of the SMs or more, "
-                               "and from M = 17 when N >= 28672 and K >= 2048 or N >= 18432 and K >= 3072 (here 128 CTAs of 2 "
+  EXPECT_TRUE(contains(filled, "from M = 25 when K >= 2048 and its grid puts two warpgroups per CTA on 80% of the SMs or more "
+                               "or N >= 9216 and K >= 4096, and from M = 17 when N >= 28672 and K >= 2048 or N >= 18432 and K >= 3072 (here 128 CTAs of 2 "
                                "warpgroups on 132 SMs)): "
                                "activations packed for 32 tokens")) << filled;
-  const std::string unfilled = describe_kernel_plan({32, 12288, 4096, ActivationType::bf16, DType::bf16}, h200);
+  const std::string unfilled = describe_kernel_plan({32, 6144, 4096, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(unfilled, "mma.sync kernel (not wgmma: ")) << unfilled;
   EXPECT_TRUE(contains(unfilled, "(here 96 CTAs of 2 warpgroups on 132 SMs)")) << unfilled;
   EXPECT_TRUE(contains(unfilled, "activation rows in MMA passes of 32")) << unfilled;
+  const std::string mid = describe_kernel_plan({32, 12288, 4096, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(mid, "wgmma kernel (SM 9.0 runs wgmma")) << mid;
   const std::string three = describe_kernel_plan({24, 8192, 8192, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(three, "mma.sync kernel (not wgmma: ")) << three;
   EXPECT_TRUE(contains(three, "activation rows in MMA passes of 24")) << three;
@@ -114,11 +116,17 @@ TEST(CudaDecodeKernelPlan, NamesTheRegisterBoundedFourTileKernelAndItsWaves) {
   EXPECT_TRUE(contains(direct, "256 CTAs of 1x8 warps")) << direct;
   EXPECT_TRUE(contains(direct, "; registers bounded for 16 warps per SM (its grid keeps more than 1.1x the warps per SM")) << direct;
   EXPECT_FALSE(contains(direct, "not the size rule's")) << direct;
-  // 5120 rows: the bounded 1x8 grid takes 1.21 waves (unbounded 2.42), its half-K 1x4 fits one.
-  const std::string fitted = describe_kernel_plan({32, 5120, 4096, ActivationType::bf16, DType::bf16}, h200, four_tiles);
+  // 5120 x 12288: the bounded 1x8 grid takes 1.21 waves (unbounded 2.42), its half-K 1x4 fits one.
+  const std::string fitted = describe_kernel_plan({32, 5120, 12288, ActivationType::bf16, DType::bf16}, h200, four_tiles);
   EXPECT_TRUE(contains(fitted, "320 CTAs of 1x4 warps")) << fitted;
   EXPECT_TRUE(contains(fitted, "not the size rule's 1x8, whose grid of 320 CTAs would take 1.21 waves")) << fitted;
   EXPECT_TRUE(contains(fitted, "registers bounded for 16 warps per SM")) << fitted;
+  // 5120 x 4096: 1x4 keeps 16 chunks a warp, so the unbounded half split comes first.
+  const std::string half = describe_kernel_plan({32, 5120, 4096, ActivationType::bf16, DType::bf16}, h200, four_tiles);
+  EXPECT_TRUE(contains(half, "320 CTAs of 1x4 warps")) << half;
+  EXPECT_TRUE(contains(half, "not the size rule's 1x8, whose grid of 320 CTAs would take 2.42 waves of the GPU's resident "
+                             "slots; this grid fits one")) << half;
+  EXPECT_FALSE(contains(half, "registers bounded")) << half;
   setenv("FP4GEMM_DECODE_SHAPE", "1:8:1:1", 1);
   const std::string forced = describe_kernel_plan({32, 4096, 2048, ActivationType::bf16, DType::bf16}, h200, four_tiles);
   unsetenv("FP4GEMM_DECODE_SHAPE");

@@ -167,8 +167,9 @@ TEST(CudaDecodeTuning, ThreeAndFourActivationTilesTakeCtasOfTwiceTheRowsWhereThe
   // (1.45 waves), 5120 rows at three (320 CTAs of 1x8 at two per SM, 1.21 waves).
   EXPECT_EQ(shape_of(32, 3072, 4096), (Shape{1, 4, 1}));
   EXPECT_EQ(shape_of(20, 5120, 4096), (Shape{1, 4, 1}));
-  // 5120 rows: 2.42 waves, and row pairs would still take 1.21: the rule's shape stays.
-  EXPECT_EQ(shape_of(32, 5120, 4096), (Shape{1, 8, 1}));
+  // 5120 rows: 2.42 waves, and row pairs would still take 1.21 (they lost, s16); half the K split in
+  // 4-warp CTAs, three per SM, fits one (FourActivationTilesPastTwoWavesHalveTheKSplit).
+  EXPECT_EQ(shape_of(32, 5120, 4096), (Shape{1, 4, 1}));
   // One wave already: unchanged.
   EXPECT_EQ(shape_of(32, 2048, 4096), (Shape{1, 8, 1}));
   // Three tiles at 1.58 waves: 13312x8192 M = 20, 832 CTAs of 1x4 at four per SM (its wgmma grid
@@ -179,6 +180,23 @@ TEST(CudaDecodeTuning, ThreeAndFourActivationTilesTakeCtasOfTwiceTheRowsWhereThe
   const auto one_per_sm = [](const LaunchShape&) { return 1; };
   EXPECT_EQ(fields_of(choose_launch_shape(16, 4096, 2048, 132, true, one_per_sm)), (Shape{1, 8, 1}));
   EXPECT_EQ(fields_of(choose_launch_shape(32, 4096, 4096, 132, true, one_per_sm)), (Shape{2, 4, 1}));
+}
+
+TEST(CudaDecodeTuning, FourActivationTilesPastTwoWavesHalveTheKSplit) {
+  using Shape = std::array<int, 4>;
+  const auto shape_of = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    const LaunchShape shape = choose_launch_shape(m, n, k, 132, true, h200_resident_ctas_per_sm);
+    return Shape{shape.warps_n, shape.warps_k, shape.tiles_per_warp, int(shape.register_bounded)};
+  };
+  // 272-288 CTAs of 1x8 at one per SM (2.06-2.18 waves) -> 1x4 at three per SM (1.37-1.45), ahead of
+  // the register-bounded 1x8 (s26, call 8: 4352x4096 10.97 against 14.04 and 12.04 us).
+  EXPECT_EQ(shape_of(32, 4352, 4096), (Shape{1, 4, 1, 0}));
+  EXPECT_EQ(shape_of(25, 4608, 3584), (Shape{1, 4, 1, 0}));
+  EXPECT_EQ(shape_of(32, 4608, 8192), (Shape{1, 4, 1, 0}));
+  EXPECT_EQ(shape_of(32, 5632, 4096), (Shape{1, 4, 1, 0}));
+  // Not where 1x4 would leave a warp more than kChunksPerWarp chunks, nor under two waves.
+  EXPECT_NE(shape_of(32, 4608, 16384), (Shape{1, 4, 1, 0}));
+  EXPECT_NE(shape_of(32, 4096, 4096), (Shape{1, 4, 1, 0}));  // 1.94 waves
 }
 
 TEST(CudaDecodeTuning, FourActivationTilesTakeTheRegisterBoundedKernelWhereItsGridKeepsMoreWarpsPerSm) {
@@ -194,7 +212,10 @@ TEST(CudaDecodeTuning, FourActivationTilesTakeTheRegisterBoundedKernelWhereItsGr
     EXPECT_EQ(shape_of(m, 4096, 12288), (Shape{1, 8, 1, 1})) << m;
     EXPECT_EQ(shape_of(m, 4096, 4096), (Shape{1, 8, 1, 1})) << m;
     EXPECT_EQ(shape_of(m, 3072, 4096), (Shape{1, 8, 1, 1})) << m;  // 11.6 warps against 1x4's 5.8
-    EXPECT_EQ(shape_of(m, 5120, 4096), (Shape{1, 4, 1, 1})) << m;  // 9.7 against 8 (1x8 at 2.42 waves)
+    EXPECT_EQ(shape_of(m, 5120, 12288), (Shape{1, 4, 1, 1})) << m;  // 9.7 against 8 (1x8 at 2.42 waves)
+    // ... but where the unbounded 1x8 grid takes more than two waves and 1x4 keeps at most 32 chunks
+    // a warp, the unbounded 1x4 comes first (s26, call 7: 5120x8192 19.32 against 19.60 us).
+    EXPECT_EQ(shape_of(m, 5120, 4096), (Shape{1, 4, 1, 0})) << m;
     // The measured losers: the same grid's warps either way (s16 call 8, s17 call 2).
     EXPECT_EQ(shape_of(m, 12288, 4096), (Shape{2, 2, 1, 0})) << m;
     EXPECT_EQ(shape_of(m, 2048, 8192), (Shape{1, 8, 1, 0})) << m;
@@ -282,8 +303,16 @@ TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForLargeWeightsFromItsMinimumM) {
   EXPECT_TRUE(wgmma(32, 8448, 8192, 90));   // 132
   EXPECT_TRUE(wgmma(32, 6912, 4096, 90));   // 108: wgmma by 13%
   EXPECT_TRUE(wgmma(32, 7168, 8192, 90));   // 112: wgmma by 22%
-  EXPECT_FALSE(wgmma(32, 12288, 4096, 90));  // 96: mma.sync by 7-17%
   EXPECT_FALSE(wgmma(32, 6144, 8192, 90));   // 96: mma.sync by 15-23%
+  EXPECT_FALSE(wgmma(32, 6144, 4096, 90));   // 48: mma.sync by 31% (s26, call 7)
+  EXPECT_FALSE(wgmma(32, 8192, 3584, 90));   // under 4096 columns: mma.sync by 23% (s26, call 7)
+  // From 9216 rows and 4096 columns, whatever the data-parallel fill: the stream-K grid (session
+  // 20) runs two CTAs per SM there (s26, calls 7-8: wgmma by 9-19%; 12288x4096 a tie, s21 call 5).
+  EXPECT_TRUE(wgmma(32, 9216, 4096, 90));
+  EXPECT_TRUE(wgmma(25, 10240, 5120, 90));
+  EXPECT_TRUE(wgmma(32, 11264, 5120, 90));
+  EXPECT_TRUE(wgmma(32, 12288, 4096, 90));
+  EXPECT_FALSE(wgmma(24, 10240, 5120, 90));  // three activation tiles: mma.sync by 5% (s26, call 8)
   // 96 and 80 CTAs unsplit lost by 1-11%; K split in two (kWgmmaIdleSplitMinChunks) they are 192
   // and 160 CTAs (s17, call 2).
   EXPECT_TRUE(wgmma(32, 12288, 8192, 90));
@@ -322,8 +351,13 @@ TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForLargeWeightsFromItsMinimumM) {
   EXPECT_FALSE(wgmma(kWgmmaFilledMinM, 16384, kWgmmaFilledMinK - 16, 90));
   EXPECT_TRUE(wgmma(kWgmmaFilledMinM, 16384, kWgmmaFilledMinK, 90));
   // The fill bound: 106 CTAs of 128 rows are 80.3% of 132 SMs, 105 are 79.5%.
-  EXPECT_TRUE(wgmma(kWgmmaFilledMinM, 106 * 128, 4096, 90));
-  EXPECT_FALSE(wgmma(kWgmmaFilledMinM, 105 * 128, 4096, 90));
+  // (At 2048 columns: from 4096, 9216 rows and more run wgmma anyway, kWgmmaMidStreamMinN.)
+  EXPECT_TRUE(wgmma(kWgmmaFilledMinM, 106 * 128, 2048, 90));
+  EXPECT_FALSE(wgmma(kWgmmaFilledMinM, 105 * 128, 2048, 90));
+  EXPECT_TRUE(wgmma(kWgmmaFilledMinM, kWgmmaMidStreamMinN, kWgmmaMidStreamMinK, 90));
+  EXPECT_FALSE(wgmma(kWgmmaFilledMinM, kWgmmaMidStreamMinN - 128, kWgmmaMidStreamMinK, 90));
+  EXPECT_FALSE(wgmma(kWgmmaFilledMinM, kWgmmaMidStreamMinN, kWgmmaMidStreamMinK - 64, 90));
+  EXPECT_FALSE(wgmma(kWgmmaFilledMinM - 1, kWgmmaMidStreamMinN, kWgmmaMidStreamMinK, 90));
   EXPECT_TRUE(wgmma_grid_fills_sms(kWgmmaFilledMinM, 8192, 8192, kH200Sms));
   EXPECT_FALSE(wgmma_grid_fills_sms(kWgmmaFilledMinM, 8192, 8192, 0));  // SMs unknown: mma.sync
   EXPECT_EQ(choose_decode_kernel(kWgmmaFilledMinM, 8192, 8192, 90, 0), DecodeKernel::mma);

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "backends/cuda_decode/decode_layout.hpp"
@@ -119,6 +120,23 @@ LaunchShape fit_to_one_wave(const LaunchShape& shape, std::int64_t n, int multip
   return shape;
 }
 
+// Four activation tiles whose rule grid of 1x8 CTAs runs more than kMaxRowPairWaves waves: the 1x4
+// grid of half the K split where it fits kMaxRowPairWaves and its warps stream at most
+// kChunksPerWarp chunks (decode_tuning.hpp, next to kMaxRowPairWaves); otherwise nothing. It wins
+// over the register-bounded forms too, so it is taken before choose_launch_shape weighs them.
+std::optional<LaunchShape> four_tile_half_split(const LaunchShape& shape, std::int64_t n, std::int64_t chunks, int multiprocessors,
+                                                const ResidentCtasPerSm& resident_ctas_per_sm) {
+  if (shape.m_tiles != kRegisterBoundedMTiles || shape.register_bounded || shape.warps_n != 1 ||
+      shape.warps_k != 2 * kMinCtaWarps || chunks > std::int64_t(kChunksPerWarp) * kMinCtaWarps) {
+    return std::nullopt;
+  }
+  const LaunchShape half_k{shape.m_tiles, 1, kMinCtaWarps, shape.tiles_per_warp, false};
+  const double rule_waves = grid_waves(grid_ctas(shape, n), resident_ctas_per_sm(shape), multiprocessors);
+  const double half_k_waves = grid_waves(grid_ctas(half_k, n), resident_ctas_per_sm(half_k), multiprocessors);
+  if (rule_waves > kMaxRowPairWaves && half_k_waves > 0.0 && half_k_waves <= kMaxRowPairWaves) return half_k;
+  return std::nullopt;
+}
+
 // Warps of `shape`'s grid resident per SM on average, at its occupancy (0 when unknown).
 double resident_warps_per_sm(const LaunchShape& shape, std::int64_t n, int multiprocessors, const ResidentCtasPerSm& resident_ctas_per_sm) {
   const std::int64_t slots = std::int64_t(resident_ctas_per_sm(shape)) * multiprocessors;
@@ -132,14 +150,15 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
                                 const ResidentCtasPerSm& resident_ctas_per_sm) {
   const LaunchShape shape = rule_shape(m, n, k, multiprocessors, programmatic);
   if (!resident_ctas_per_sm) return shape;
+  const std::int64_t chunks = chunks_covering(k);
   const LaunchShape fitted = fit_to_one_wave(shape, n, multiprocessors, resident_ctas_per_sm);
   if (shape.m_tiles != kRegisterBoundedMTiles) return fitted;
+  if (const auto half_split = four_tile_half_split(shape, n, chunks, multiprocessors, resident_ctas_per_sm)) return *half_split;
   LaunchShape bounded_rule = shape;
   bounded_rule.register_bounded = true;
   const LaunchShape bounded = fit_to_one_wave(bounded_rule, n, multiprocessors, resident_ctas_per_sm);
   const double warps = resident_warps_per_sm(fitted, n, multiprocessors, resident_ctas_per_sm);
   const double bounded_warps = resident_warps_per_sm(bounded, n, multiprocessors, resident_ctas_per_sm);
-  const std::int64_t chunks = chunks_covering(k);
   const bool long_enough = chunks >= std::int64_t(kMinRegisterBoundedChunksPerWarp) * bounded.warps_k;
   return warps > 0.0 && bounded_warps > kMinRegisterBoundedWarpGain * warps && long_enough ? bounded : fitted;
 }
@@ -226,7 +245,8 @@ DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k
   const bool filled = in_wgmma_filled_band(m, k) && wgmma_grid_fills_sms(m, n, k, multiprocessors);
   const bool tall = m >= kWgmmaTallMinM && m < kWgmmaFilledMinM &&
                     ((n >= kWgmmaTallMinN && k >= kWgmmaTallMinK) || (n >= kWgmmaTallStreamMinN && k >= kWgmmaTallStreamMinK));
-  return large || filled || tall ? DecodeKernel::wgmma : DecodeKernel::mma;
+  const bool mid_stream = in_wgmma_filled_band(m, k) && n >= kWgmmaMidStreamMinN && k >= kWgmmaMidStreamMinK;
+  return large || filled || tall || mid_stream ? DecodeKernel::wgmma : DecodeKernel::mma;
 }
 
 int prefill_k_splits(std::int64_t m, std::int64_t n, std::int64_t chunks, int multiprocessors, bool* overridden) {

@@ -207,6 +207,14 @@ inline constexpr double kMaxTailWaves = 1.5;
 // 3072 rows (1.45 waves) were within 2-3% either way (3072x4096 8.6/9.1 against 8.4/8.8, call 2).
 inline constexpr int kMaxRowPairMTiles = 4;  // from kMaxPairedMTiles + 1
 inline constexpr double kMaxRowPairWaves = 2.0;
+// Four activation tiles: where the rule's 1x8 grid runs more than kMaxRowPairWaves waves (one
+// 8-warp CTA per SM: 4225-5807 rows), half the K split fits up to kMaxRowPairWaves of 4-warp CTAs
+// (three per SM, 12 warps instead of 8) and leaves each warp at most kChunksPerWarp chunks, it is
+// taken. H200, M = 32, in one run (bench/results/2026-12-02-h200-s26.md, call 8), 1x4 against the
+// rule's 1x8 (and the register-bounded 1x8): 4352x4096 10.97 against 14.04 (12.04), 4608x3584
+// 10.10 against 13.59 (13.48), 4608x4096 11.06 against 14.13 (12.12), 4608x8192 19.36 against
+// 23.24 (20.52); from 5120 rows the bounded half-K form 1x4 (the occupancy rule) ran as fast
+// (5120x3584 10.37 against 10.32, 5632x4096 11.36 against 11.36).
 
 // Waves of the shape's grid of `ctas` CTAs on `resident_ctas_per_sm` x `multiprocessors` slots; 0
 // when the occupancy is unknown.
@@ -321,6 +329,16 @@ inline constexpr std::int64_t kWgmmaTallMinN = 28672;
 inline constexpr std::int64_t kWgmmaTallMinK = 2048;
 inline constexpr std::int64_t kWgmmaTallStreamMinN = 18432;
 inline constexpr std::int64_t kWgmmaTallStreamMinK = 3072;
+// - M = 25-32 also from kWgmmaMidStreamMinN rows with K >= kWgmmaMidStreamMinK, whatever the
+//   data-parallel grid's fill: the losses above at 80-96 CTAs predate the stream-K grid, which
+//   runs two CTAs per SM there. H200, M = 32, both kernels forced in one run
+//   (bench/results/2026-12-02-h200-s26.md, calls 7-8), wgmma / mma.sync: 9216x4096 0.86,
+//   10240x4096 0.90, 10240x5120 0.81-0.82, 11264x5120 0.81, 12288x5120 0.91 (and 9216x8192,
+//   10240x8192, 12288x8192 on wgmma already). 12288x4096 moves too, at a tie: 19.52-19.58 against
+//   19.35-19.37 us (2026-12-01-h200-s21.md, call 5). Below 4096 columns mma.sync stays far ahead
+//   (8192x3584 15.64 against 12.09); rows between 8193 and 9215 were not measured.
+inline constexpr std::int64_t kWgmmaMidStreamMinN = 9216;
+inline constexpr std::int64_t kWgmmaMidStreamMinK = 4096;
 
 // Pipeline stages per CTA: each holds one chunk's weight codes and scales for the CTA's rows and
 // the chunk's activations, filled by bulk copies (bytes in flight cost no registers). Measured at

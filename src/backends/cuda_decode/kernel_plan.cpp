@@ -28,7 +28,8 @@ std::string kernel_reason(DecodeKernel kernel, const GemmProblem& problem, const
   const std::string rule = "SM 9.0 runs wgmma from M = " + std::to_string(kWgmmaMinM) + " when N >= " + std::to_string(kWgmmaMinN) +
                            " or N x K >= " + std::to_string(kWgmmaMinElements) + ", from M = " + std::to_string(kWgmmaFilledMinM) +
                            " when K >= " + std::to_string(kWgmmaFilledMinK) + " and its grid puts two warpgroups per CTA on " +
-                           std::to_string(int(kWgmmaMinSmFill * 100)) + "% of the SMs or more, and from M = " +
+                           std::to_string(int(kWgmmaMinSmFill * 100)) + "% of the SMs or more or N >= " +
+                           std::to_string(kWgmmaMidStreamMinN) + " and K >= " + std::to_string(kWgmmaMidStreamMinK) + ", and from M = " +
                            std::to_string(kWgmmaTallMinM) + " when N >= " + std::to_string(kWgmmaTallMinN) + " and K >= " +
                            std::to_string(kWgmmaTallMinK) + " or N >= " + std::to_string(kWgmmaTallStreamMinN) + " and K >= " +
                            std::to_string(kWgmmaTallStreamMinK);
@@ -85,7 +86,14 @@ void describe_mma(const GemmProblem& problem, const DeviceInfo& device, const Re
     std::snprintf(waves, sizeof waves, "%.2f",
                   grid_waves(grid_ctas(rule_form, problem.n), resident_ctas_per_sm(rule_form), device.multiprocessors));
     text << "; not the size rule's " << shape_name(rule) << ", whose grid of " << grid_ctas(rule, problem.n) << " CTAs would take "
-         << waves << " waves of the GPU's resident slots; this grid fits one";
+         << waves << " waves of the GPU's resident slots; ";
+    const double shape_waves = grid_waves(grid_ctas(shape, problem.n), resident_ctas_per_sm(shape), device.multiprocessors);
+    if (shape_waves <= 1.0) {
+      text << "this grid fits one";
+    } else {
+      std::snprintf(waves, sizeof waves, "%.2f", shape_waves);
+      text << "this grid takes " << waves << ", with more warps resident per SM";
+    }
   } else {
     describe_size_rule(shape, text);
     if (!resident_ctas_per_sm) {
