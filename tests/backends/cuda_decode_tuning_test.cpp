@@ -61,7 +61,7 @@ TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEn
   EXPECT_EQ(shape_of(1, 28672, 8192), (Shape{1, 4, 2}));   // 896 tile pairs, 128 chunks: 32 per warp
   EXPECT_EQ(shape_of(1, 12288, 4096), (Shape{1, 8, 2}));   // 384 pairs split 8 ways: 3072 warps
   // 128 pairs x 8 = 1024 warps: too few for the usual splits, but one CTA of 16 K-warps per pair
-  // fills the 132 SMs once (128 >= 0.9 x 132) and each warp streams 4 chunks or more
+  // covers the 132 SMs once (128 >= 0.84 x 132) and each warp streams 3 chunks or more
   EXPECT_EQ(shape_of(1, 4096, 12288), (Shape{1, 16, 2}));
   EXPECT_EQ(shape_of(1, 4096, 4096), (Shape{1, 16, 2}));   // 64 chunks: 4 per warp
   EXPECT_EQ(shape_of(1, 3840, 8192), (Shape{1, 16, 2}));   // 120 pairs
@@ -358,6 +358,7 @@ TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForLargeWeightsFromItsMinimumM) {
   EXPECT_FALSE(wgmma(kWgmmaFilledMinM, kWgmmaMidStreamMinN - 128, kWgmmaMidStreamMinK, 90));
   EXPECT_FALSE(wgmma(kWgmmaFilledMinM, kWgmmaMidStreamMinN, kWgmmaMidStreamMinK - 64, 90));
   EXPECT_FALSE(wgmma(kWgmmaFilledMinM - 1, kWgmmaMidStreamMinN, kWgmmaMidStreamMinK, 90));
+  EXPECT_EQ(choose_decode_kernel(kWgmmaFilledMinM, kWgmmaMidStreamMinN, kWgmmaMidStreamMinK, 90, 0), DecodeKernel::mma);
   EXPECT_TRUE(wgmma_grid_fills_sms(kWgmmaFilledMinM, 8192, 8192, kH200Sms));
   EXPECT_FALSE(wgmma_grid_fills_sms(kWgmmaFilledMinM, 8192, 8192, 0));  // SMs unknown: mma.sync
   EXPECT_EQ(choose_decode_kernel(kWgmmaFilledMinM, 8192, 8192, 90, 0), DecodeKernel::mma);

@@ -245,7 +245,8 @@ DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k
   const bool filled = in_wgmma_filled_band(m, k) && wgmma_grid_fills_sms(m, n, k, multiprocessors);
   const bool tall = m >= kWgmmaTallMinM && m < kWgmmaFilledMinM &&
                     ((n >= kWgmmaTallMinN && k >= kWgmmaTallMinK) || (n >= kWgmmaTallStreamMinN && k >= kWgmmaTallStreamMinK));
-  const bool mid_stream = in_wgmma_filled_band(m, k) && n >= kWgmmaMidStreamMinN && k >= kWgmmaMidStreamMinK;
+  // Measured with the stream-K grid, which needs the SM count (wgmma_shape_to_run).
+  const bool mid_stream = in_wgmma_filled_band(m, k) && multiprocessors > 0 && n >= kWgmmaMidStreamMinN && k >= kWgmmaMidStreamMinK;
   return large || filled || tall || mid_stream ? DecodeKernel::wgmma : DecodeKernel::mma;
 }
 

@@ -129,26 +129,16 @@ inline constexpr int kMaxWarpsK = 8;
 // 4096x1536 take 12 ways too, unmeasured.
 inline constexpr int kWideWarpsK = 12;
 inline constexpr int kMinChunksPerWideWarp = 1;
-// Tile pairs split K kPairedWideWarpsK ways, in CTAs of one tile pair (one per SM at 82
-// registers, 128 at two activation tiles), where pairs with at most kMaxWarpsK K-warps leave the
-// grid short of warps (N around 4096) but one CTA per pair still covers kPairedWideMinSmFill of
-// the SMs in one wave (at most one CTA per SM) and each warp streams at least
-// kMinChunksPerPairedWideWarp chunks (of both its tiles). Each activation load then serves 32 rows and each warp
-// runs two MMA chains, against the 12-way split's single tiles. One activation tile splits
-// kPairedWiderWarpsK ways instead where 16 would give a warp more than
-// kMaxChunksPerPairedWideWarp chunks. H200, M = 1/4/8, against the 12-way single tiles in one run
-// (bench/results/2026-12-02-h200-s26.md, call 2): 4096x4096 4.73/4.80/4.87 -> 4.22/4.32/4.39 us,
-// 4096x8192 7.35 -> 6.62, 3840x8192 7.08 -> 6.44, 4096x14336 10.74 -> 10.15, K = 5120-11008 5-10%
-// faster, 4096x12288 level (9.06 -> 9.08, 9.36 -> 9.28); 24 ways 4096x16384 11.84 -> 11.12,
-// 4096x28672 18.08 -> 17.65 (16 ways 18.48). With 2-3 chunks a warp (K = 2048-3072) it was
-// level or 5% slower, and where the pairs need more CTAs than SMs (4352 rows, 136) 20-25% slower.
-// M = 9/16 (two activation tiles, against the 1x8 single tiles): 4096x4096 5.40/5.56 ->
-// 5.25/5.41, 4096x8192 8.06/8.60 -> 7.61/7.99, 4096x12288 10.74/11.51 -> 10.20/10.60, 4096x14336
-// 12.06/12.98 -> 11.28/11.74; 4096x2048 3.57/3.73 -> 3.93/4.06 (two chunks a warp).
-// Call 4 (the shape sweep over published models' weights) moved two bounds: 3584-row weights (112
-// pairs, 0.85 of the SMs; no PDL, the launch's 0.9 test) took 3584x3584 M = 1 5.48 -> 5.00 us
-// with 3.5 chunks a warp, 3584x18944 M = 16 17.10 -> 15.18 and M = 1 (24 ways) 13.81 -> 13.27,
-// 3584x4096/8192 1-6% faster (call 2); 4096x3072 (3 chunks a warp) was level in call 2 (0.98-1.02).
+// Tile pairs split K kPairedWideWarpsK ways in CTAs of one pair (one per SM: 82 registers, 128 at
+// two activation tiles) where the pairs are too few for the usual splits (N around 4096) but cover
+// kPairedWideMinSmFill of the SMs in one wave and each warp streams kMinChunksPerPairedWideWarp
+// chunks or more: each activation load serves 32 rows, each warp runs two MMA chains. One
+// activation tile splits kPairedWiderWarpsK ways past kMaxChunksPerPairedWideWarp chunks a warp.
+// H200, against the old rule's single tiles in one run (bench/results/2026-12-02-h200-s26.md,
+// calls 2, 4, 6): M = 1/4/8 4096x4096 4.73/4.80/4.87 -> 4.22/4.32/4.39 us, 4096x8192 7.35 -> 6.62,
+// 4096x14336 10.74 -> 10.15, 4096x12288 level; 24 ways 4096x16384 11.84 -> 11.12; 3584x3584 (112
+// pairs, no PDL) 5.48 -> 5.15; M = 16 4096x12288 11.51 -> 10.60, 3584x8192 9.65 -> 8.79. Two
+// chunks a warp (K = 2048) lost 5-10%, three were level; 136 pairs (two waves) lost 20-25%.
 inline constexpr int kPairedWideWarpsK = 16;
 inline constexpr int kPairedWiderWarpsK = 24;
 inline constexpr double kPairedWideMinSmFill = 0.84;    // 112 pairs of 132 SMs
@@ -207,14 +197,12 @@ inline constexpr double kMaxTailWaves = 1.5;
 // 3072 rows (1.45 waves) were within 2-3% either way (3072x4096 8.6/9.1 against 8.4/8.8, call 2).
 inline constexpr int kMaxRowPairMTiles = 4;  // from kMaxPairedMTiles + 1
 inline constexpr double kMaxRowPairWaves = 2.0;
-// Four activation tiles: where the rule's 1x8 grid runs more than kMaxRowPairWaves waves (one
-// 8-warp CTA per SM: 4225-5807 rows), half the K split fits up to kMaxRowPairWaves of 4-warp CTAs
-// (three per SM, 12 warps instead of 8) and leaves each warp at most kChunksPerWarp chunks, it is
-// taken. H200, M = 32, in one run (bench/results/2026-12-02-h200-s26.md, call 8), 1x4 against the
-// rule's 1x8 (and the register-bounded 1x8): 4352x4096 10.97 against 14.04 (12.04), 4608x3584
-// 10.10 against 13.59 (13.48), 4608x4096 11.06 against 14.13 (12.12), 4608x8192 19.36 against
-// 23.24 (20.52); from 5120 rows the bounded half-K form 1x4 (the occupancy rule) ran as fast
-// (5120x3584 10.37 against 10.32, 5632x4096 11.36 against 11.36).
+// Four activation tiles: where the rule's 1x8 grid (one 8-warp CTA per SM) runs more than
+// kMaxRowPairWaves waves, half the K split in 4-warp CTAs (three per SM) is taken if it fits
+// kMaxRowPairWaves and keeps each warp at most kChunksPerWarp chunks, ahead of the
+// register-bounded forms. H200, M = 32, one run (bench/results/2026-12-02-h200-s26.md, calls 7-8),
+// 1x4 against 1x8 and the bounded 1x8: 4352x4096 10.97 / 14.04 / 12.04 us, 4608x3584 10.10 /
+// 13.59 / 13.48, 4608x8192 19.36 / 23.24 / 20.52; 5120x8192 19.32 against the bounded 1x4's 19.60.
 
 // Waves of the shape's grid of `ctas` CTAs on `resident_ctas_per_sm` x `multiprocessors` slots; 0
 // when the occupancy is unknown.
