@@ -92,9 +92,7 @@ LaunchShape rule_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multi
 // to kMaxTailWaves, tile pairs, else half the K-warps per CTA; for three or four activation tiles
 // beyond that and up to kMaxRowPairWaves, CTAs of twice the rows with half the K split.
 LaunchShape fit_to_one_wave(const LaunchShape& shape, std::int64_t n, int multiprocessors, const ResidentCtasPerSm& resident_ctas_per_sm) {
-  const auto waves = [&](const LaunchShape& candidate) {
-    return grid_waves(grid_ctas(candidate, n), resident_ctas_per_sm(candidate), multiprocessors);
-  };
+  const auto waves = [&](const LaunchShape& candidate) { return shape_waves(candidate, n, multiprocessors, resident_ctas_per_sm); };
   const double rule_waves = waves(shape);
   const bool halves_k = shape.warps_k % 2 == 0 && shape.warps_k / 2 >= kMinWarpsK;
   LaunchShape alternatives[2];
@@ -131,8 +129,8 @@ std::optional<LaunchShape> four_tile_half_split(const LaunchShape& shape, std::i
     return std::nullopt;
   }
   const LaunchShape half_k{shape.m_tiles, 1, kMinCtaWarps, shape.tiles_per_warp, false};
-  const double rule_waves = grid_waves(grid_ctas(shape, n), resident_ctas_per_sm(shape), multiprocessors);
-  const double half_k_waves = grid_waves(grid_ctas(half_k, n), resident_ctas_per_sm(half_k), multiprocessors);
+  const double rule_waves = shape_waves(shape, n, multiprocessors, resident_ctas_per_sm);
+  const double half_k_waves = shape_waves(half_k, n, multiprocessors, resident_ctas_per_sm);
   if (rule_waves > kMaxRowPairWaves && half_k_waves > 0.0 && half_k_waves <= kMaxRowPairWaves) return half_k;
   return std::nullopt;
 }
@@ -150,10 +148,10 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
                                 const ResidentCtasPerSm& resident_ctas_per_sm) {
   const LaunchShape shape = rule_shape(m, n, k, multiprocessors, programmatic);
   if (!resident_ctas_per_sm) return shape;
+  if (shape.m_tiles != kRegisterBoundedMTiles) return fit_to_one_wave(shape, n, multiprocessors, resident_ctas_per_sm);
   const std::int64_t chunks = chunks_covering(k);
-  const LaunchShape fitted = fit_to_one_wave(shape, n, multiprocessors, resident_ctas_per_sm);
-  if (shape.m_tiles != kRegisterBoundedMTiles) return fitted;
   if (const auto half_split = four_tile_half_split(shape, n, chunks, multiprocessors, resident_ctas_per_sm)) return *half_split;
+  const LaunchShape fitted = fit_to_one_wave(shape, n, multiprocessors, resident_ctas_per_sm);
   LaunchShape bounded_rule = shape;
   bounded_rule.register_bounded = true;
   const LaunchShape bounded = fit_to_one_wave(bounded_rule, n, multiprocessors, resident_ctas_per_sm);
@@ -167,6 +165,10 @@ std::int64_t grid_ctas(const LaunchShape& shape, std::int64_t n) {
   const std::int64_t row_tiles = (n + kTileRows - 1) / kTileRows;
   const std::int64_t cta_tiles = std::int64_t(shape.warps_n) * shape.tiles_per_warp;
   return (row_tiles + cta_tiles - 1) / cta_tiles;
+}
+
+double shape_waves(const LaunchShape& shape, std::int64_t n, int multiprocessors, const ResidentCtasPerSm& resident_ctas_per_sm) {
+  return grid_waves(grid_ctas(shape, n), resident_ctas_per_sm(shape), multiprocessors);
 }
 
 const char* tuning_knob(const char* name) {

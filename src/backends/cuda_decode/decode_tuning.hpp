@@ -224,6 +224,10 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
 // CTAs of the mma.sync kernel's grid for N weight rows (the launcher and `explain` both use it).
 std::int64_t grid_ctas(const LaunchShape& shape, std::int64_t n);
 
+// Waves of `shape`'s grid for N weight rows at the occupancy `resident_ctas_per_sm` gives it (0
+// when unknown).
+double shape_waves(const LaunchShape& shape, std::int64_t n, int multiprocessors, const ResidentCtasPerSm& resident_ctas_per_sm);
+
 // A tuning knob's value, or nullptr when the variable is unset or empty.
 const char* tuning_knob(const char* name);
 

@@ -83,15 +83,14 @@ void describe_mma(const GemmProblem& problem, const DeviceInfo& device, const Re
     char waves[32];
     LaunchShape rule_form = rule;  // the size rule's shape in the form (bounded or not) the grid was fitted in
     rule_form.register_bounded = shape.register_bounded;
-    std::snprintf(waves, sizeof waves, "%.2f",
-                  grid_waves(grid_ctas(rule_form, problem.n), resident_ctas_per_sm(rule_form), device.multiprocessors));
+    std::snprintf(waves, sizeof waves, "%.2f", shape_waves(rule_form, problem.n, device.multiprocessors, resident_ctas_per_sm));
     text << "; not the size rule's " << shape_name(rule) << ", whose grid of " << grid_ctas(rule, problem.n) << " CTAs would take "
          << waves << " waves of the GPU's resident slots; ";
-    const double shape_waves = grid_waves(grid_ctas(shape, problem.n), resident_ctas_per_sm(shape), device.multiprocessors);
-    if (shape_waves <= 1.0) {
+    const double waves_here = shape_waves(shape, problem.n, device.multiprocessors, resident_ctas_per_sm);
+    if (waves_here <= 1.0) {
       text << "this grid fits one";
     } else {
-      std::snprintf(waves, sizeof waves, "%.2f", shape_waves);
+      std::snprintf(waves, sizeof waves, "%.2f", waves_here);
       text << "this grid takes " << waves << ", with more warps resident per SM";
     }
   } else {
