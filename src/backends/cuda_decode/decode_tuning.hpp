@@ -38,7 +38,7 @@ constexpr int activation_tiles(std::int64_t m) {
 // 2 chunks: 4 (160-166 registers instead of 127-138) was level where the CTAs per SM held
 // (12288x4096 M = 25-32 -4%, 6144x4096 +1%) and 3-72% slower where it cost CTAs
 // (bench/results/2026-12-02-h200-s22.md, call 2); their weights through a per-warp cp.async ring
-// instead were 1.25-1.6x slower at M = 17-32 (2026-12-02-h200-s27.md, call 3).
+// were 1.25-1.6x slower, and L2 prefetches 6 chunks ahead 2-20% (2026-12-02-h200-s27.md).
 constexpr int weight_chunks_in_flight(int m_tiles) { return m_tiles <= 2 ? 4 : 2; }
 
 // For one activation tile, occupancy beats prefetching activations: without the second buffer
