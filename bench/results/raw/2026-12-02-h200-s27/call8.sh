@@ -18,5 +18,5 @@ run packed-wgmma fp4gemm FP4GEMM_DECODE_KERNEL=wgmma
 run packed-rule fp4gemm FP4GEMM_UNUSED=1
 run base-mma2 fp4gemm_base FP4GEMM_DECODE_KERNEL=mma
 run packed-mma2 fp4gemm FP4GEMM_DECODE_KERNEL=mma
-FP4GEMM_DECODE_KERNEL=mma timeout 90 ./b/fp4gemm bench -m 32 --shapes 4096x4096,12288x4096,4096x12288,28672x8192 > $r/peers-m32.txt 2>&1; echo "peers rc=$? s=$((SECONDS-start))" >> $r/progress.txt
+FP4GEMM_DECODE_KERNEL=mma timeout 90 ./b/fp4gemm bench --backend cuda_decode -m 32 --shapes 4096x4096,12288x4096,4096x12288,28672x8192 > $r/peers-m32.txt 2>&1; echo "peers rc=$? s=$((SECONDS-start))" >> $r/progress.txt
 timeout 90 compute-sanitizer --tool memcheck ./b/fp4gemm_gpu_tests --gtest_filter='CudaDecodeChained*' > $r/memcheck.txt 2>&1; echo "memcheck rc=$? s=$((SECONDS-start))" >> $r/progress.txt
