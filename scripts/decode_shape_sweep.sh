@@ -2,6 +2,7 @@
 # Times `cuda_decode` at every compiled CTA shape (FP4GEMM_DECODE_SHAPE=warps_n:warps_k[:tiles_per_warp[:bounded]]),
 # and the launch rule's own choice (shape "rule"), on a GPU machine. Each JSON line gains a "shape"
 # field. Usage: scripts/decode_shape_sweep.sh path/to/fp4gemm > sweep.jsonl
+# (scripts/sweep_table.py sweep.jsonl then tabulates it: a column per shape, the best against the rule)
 #   SHAPES  CTA shapes to force (default: the compiled ones of one and two activation tiles, M <= 16;
 #           larger M only times those compiled for it)
 #   WEIGHTS "N K" pairs separated by commas (default: the four issue-3 shapes); e.g.
