@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "backends/cpu/cpu_kernels.hpp"
 #include "backends/ref/ref_backend.hpp"
 #include "fp4gemm/error.hpp"
 #include "fp4gemm/format/e2m1.hpp"
@@ -187,6 +188,19 @@ TEST(CpuKernelPaths, LargeMWithBf16ActivationsMatchesTheReference) {
     expect_matches_reference(*cpu, {m, 37, 80, ActivationType::bf16, DType::f32});
     expect_matches_reference(*cpu, {m, 37, 80, ActivationType::nvfp4, DType::bf16});
     expect_matches_reference(*cpu, {m, 37, 80, ActivationType::f32, DType::f32});  // SGEMM panels
+  }
+}
+
+// The Highway kernel hands over to decoded panels times SGEMM above a crossover that depends on the
+// SIMD target (cpu_tuning.hpp): both sides of it on this CPU (FP32 activations, which no BF16
+// kernel takes).
+TEST(CpuKernelPaths, BothSidesOfTheFusedCrossoverMatchTheReference) {
+  auto cpu = make_backend("cpu");
+  const std::int64_t crossover = cpu_kernels::fused_max_m();
+  ASSERT_GE(crossover, 1);
+  for (std::int64_t m : {crossover, crossover + 1}) {
+    expect_matches_reference(*cpu, {m, 37, 80, ActivationType::f32, DType::f32});
+    expect_matches_reference(*cpu, {m, 129, 4096, ActivationType::f32, DType::bf16});
   }
 }
 

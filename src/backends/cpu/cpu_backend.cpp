@@ -126,7 +126,7 @@ std::string CpuBackend::summary() const {
                                                      std::to_string(cpu_tuning::kBf16FusedMaxM)
                                                : std::string()) +
          ", " + std::to_string(omp_get_max_threads()) + " threads; otherwise fused decode for M <= " +
-         std::to_string(cpu_tuning::kFusedMaxM) + ", OpenBLAS SGEMM panels above";
+         std::to_string(cpu_kernels::fused_max_m()) + ", OpenBLAS SGEMM panels above";
 }
 
 CheckResult CpuBackend::check_device(const DeviceInfo& device) const {
@@ -179,7 +179,7 @@ void CpuBackend::run(const ActivationView& a, const PreparedWeight& weight, floa
   const auto& prepared = prepared_as<CpuWeight>(weight, name());
   if (out.rows == 0 || out.cols == 0) return;
   const bool use_bf16 = takes_bf16_kernel(a, out.rows);
-  if (out.rows <= cpu_tuning::kFusedMaxM || use_bf16) {
+  if (out.rows <= cpu_kernels::fused_max_m() || use_bf16) {
     run_fused(prepared, a, alpha, out, use_bf16);
   } else {
     run_panels(prepared, a, alpha, out);

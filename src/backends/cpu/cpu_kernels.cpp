@@ -32,8 +32,10 @@ HWY_INLINE hn::Vec<DU> LowNibble(DU du, hn::Vec<DU> raw) {
 
 #if HWY_TARGET <= HWY_AVX3
 constexpr int kWeightRowsPerTile = cpu_tuning::kFusedWeightRowsPerTileWide;
+constexpr std::int64_t kFusedMaxM = cpu_tuning::kFusedMaxMWide;
 #else
 constexpr int kWeightRowsPerTile = cpu_tuning::kFusedWeightRowsPerTileNarrow;
+constexpr std::int64_t kFusedMaxM = cpu_tuning::kFusedMaxMNarrow;
 #endif
 
 // E2M1 codes (0..15 in 32-bit lanes) to FP32 values.
@@ -171,6 +173,7 @@ void DecodeRows(const CpuWeight& weight, std::int64_t row_begin, std::int64_t ro
 }
 
 const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
+std::int64_t FusedMaxM() { return kFusedMaxM; }
 
 }  // namespace HWY_NAMESPACE
 }  // namespace cpu_kernels
@@ -183,6 +186,7 @@ namespace fp4gemm::cpu_kernels {
 HWY_EXPORT(FusedSmallM);
 HWY_EXPORT(DecodeRows);
 HWY_EXPORT(TargetName);
+HWY_EXPORT(FusedMaxM);
 
 void fused_small_m(const CpuWeight& weight, const float* activations, std::int64_t rows, std::int64_t tile_begin,
                    std::int64_t tile_end, float* accumulators) {
@@ -194,6 +198,8 @@ void decode_rows(const CpuWeight& weight, std::int64_t row_begin, std::int64_t r
 }
 
 const char* active_target() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
+
+std::int64_t fused_max_m() { return HWY_DYNAMIC_DISPATCH(FusedMaxM)(); }
 
 }  // namespace fp4gemm::cpu_kernels
 #endif

@@ -18,4 +18,8 @@ void decode_rows(const CpuWeight& weight, std::int64_t row_begin, std::int64_t r
 // Name of the SIMD target the dispatcher picked ("AVX3", "AVX2", ...).
 const char* active_target();
 
+// The largest M for which fused_small_m beats decoded panels times SGEMM on that target
+// (cpu_tuning.hpp).
+std::int64_t fused_max_m();
+
 }  // namespace fp4gemm::cpu_kernels

@@ -6,10 +6,15 @@
 namespace fp4gemm::cpu_tuning {
 
 // Up to this M the fused decode+dot kernel runs; above it, panels of the weight are decoded to
-// FP32 and multiplied by OpenBLAS SGEMM. Measured on 12288x4096 (bench/results/2026-11-30-cpu.md):
-// fused beats OpenBLAS on the dequantized weight at every M up to 256 (1.22x at 256), but it
-// re-reads the activations once per weight tile, which stops fitting the caches as M grows.
-inline constexpr std::int64_t kFusedMaxM = 256;
+// FP32 and multiplied by OpenBLAS SGEMM. The fused kernel re-reads the activations once per
+// weight tile, which stops fitting the caches as M grows; how soon depends on its tile, so there is
+// one crossover per tile width (kFusedWeightRowsPerTile* below), measured on 12288x4096:
+// - wide (AVX-512): fused beats OpenBLAS on the dequantized weight at every M up to 256 (1.22x at
+//   256; bench/results/2026-11-30-cpu.md);
+// - narrow (AVX2 and below): fused wins up to M = 28 and the panels from M = 32 (1.9x at 256);
+//   between them the two trade places with OpenBLAS's blocking of M (bench/results/2026-12-02-cpu-avx2.md).
+inline constexpr std::int64_t kFusedMaxMWide = 256;
+inline constexpr std::int64_t kFusedMaxMNarrow = 31;
 
 // Register blocking of the fused kernel: activation rows x weight rows per tile. The tile's
 // accumulators (rows x weight rows vectors) plus the decoded weights (2 per weight row) must fit
