@@ -104,13 +104,26 @@ TEST(CudaDecodeKernelPlan, SaysWhenTheGridsWavesChangedTheShape) {
   EXPECT_FALSE(contains(unweighed, "not the size rule's")) << unweighed;
 }
 
+TEST(CudaDecodeKernelPlan, NamesTheTilePairsOfFourActivationTiles) {
+  unsetenv("FP4GEMM_DECODE_SHAPE");
+  unsetenv("FP4GEMM_PDL");
+  const DeviceInfo h200 = dispatch::simulated_device(90, 130100);
+  // The H200's four-tile occupancy: tile pairs 8 warps per SM, single tiles 12.
+  const auto four_tiles = [](const LaunchShape& shape) { return (shape.tiles_per_warp == 2 ? 8 : 12) / (shape.warps_n * shape.warps_k); };
+  const std::string paired = describe_kernel_plan({32, 4096, 12288, ActivationType::bf16, DType::bf16}, h200, four_tiles);
+  EXPECT_TRUE(contains(paired, "128 CTAs of 1x8 warps (32 weight rows, K split 8 ways), 2 weight tiles of 16 rows per warp (tile "
+                               "pairs: each activation load serves 32 weight rows, half the L1 work that binds MMA passes of 24-32 "
+                               "rows; this grid fits one wave at 7.8 warps per SM, at least 7.5)")) << paired;
+}
+
 TEST(CudaDecodeKernelPlan, NamesTheRegisterBoundedFourTileKernelAndItsWaves) {
   unsetenv("FP4GEMM_DECODE_SHAPE");
   unsetenv("FP4GEMM_PDL");
   const DeviceInfo h200 = dispatch::simulated_device(90, 130100);
-  // The H200's four-tile occupancy: 12 warps per SM unbounded, 16 bounded.
+  // The H200's four-tile occupancy: 12 warps per SM unbounded, 16 bounded; tile pairs unknown
+  // (never taken: NamesTheTilePairsOfFourActivationTiles).
   const auto four_tiles = [](const LaunchShape& shape) {
-    return (shape.register_bounded ? 16 : 12) / (shape.warps_n * shape.warps_k);
+    return shape.tiles_per_warp == 2 ? 0 : (shape.register_bounded ? 16 : 12) / (shape.warps_n * shape.warps_k);
   };
   const std::string direct = describe_kernel_plan({32, 4096, 12288, ActivationType::bf16, DType::bf16}, h200, four_tiles);
   EXPECT_TRUE(contains(direct, "256 CTAs of 1x8 warps")) << direct;

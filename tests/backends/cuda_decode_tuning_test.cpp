@@ -110,13 +110,20 @@ TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEn
 int h200_resident_ctas_per_sm(const LaunchShape& shape) {
   const int warps = shape.warps_n * shape.warps_k;
   if (shape.m_tiles == 1) return shape.tiles_per_warp == 2 && warps == 4 ? 7 : 24 / warps;  // 72 and 80 registers
+  if (shape.m_tiles >= 3 && shape.tiles_per_warp == 2) return (shape.m_tiles == 3 ? 12 : 8) / warps;  // 159-162 and 171
   if (shape.m_tiles == 2 || shape.m_tiles == 3 || shape.register_bounded) return 16 / warps;  // 126-128 registers
   return shape.m_tiles == 4 ? 12 / warps : 14 / warps;                                         // 138 and 143
 }
 
-// The same without the register-bounded four-tile kernel (occupancy unknown: never taken).
+// The same without the tile pairs of three and four activation tiles (occupancy unknown: never
+// taken), for the rules they come before (ThreeAndFourActivationTilesTakeTilePairs... tests them).
+int h200_resident_ctas_per_sm_without_many_tile_pairs(const LaunchShape& shape) {
+  return shape.m_tiles >= 3 && shape.tiles_per_warp == 2 ? 0 : h200_resident_ctas_per_sm(shape);
+}
+
+// The same without the register-bounded four-tile kernel either.
 int h200_unbounded_resident_ctas_per_sm(const LaunchShape& shape) {
-  return shape.register_bounded ? 0 : h200_resident_ctas_per_sm(shape);
+  return shape.register_bounded ? 0 : h200_resident_ctas_per_sm_without_many_tile_pairs(shape);
 }
 
 std::array<int, 3> fields_of(const LaunchShape& shape) { return {shape.warps_n, shape.warps_k, shape.tiles_per_warp}; }
@@ -141,7 +148,7 @@ TEST(CudaDecodeTuning, TheWaveRuleLeavesTheIssueShapesAndGridsOfOneOrSeveralWave
     for (const auto& [n, k] : std::array<std::array<std::int64_t, 2>, 6>{
              {{4096, 4096}, {12288, 4096}, {4096, 12288}, {28672, 8192}, {57344, 8192}, {28672, 4096}}}) {
       if (m > 24 && n == 4096) continue;  // four activation tiles on 4096 rows: row pairs (below)
-      EXPECT_EQ(fields_of(choose_launch_shape(m, n, k, 132, true, h200_resident_ctas_per_sm)),
+      EXPECT_EQ(fields_of(choose_launch_shape(m, n, k, 132, true, h200_resident_ctas_per_sm_without_many_tile_pairs)),
                 fields_of(choose_launch_shape(m, n, k, 132, true)))
           << m << "x" << n << "x" << k;
     }
@@ -177,7 +184,7 @@ TEST(CudaDecodeTuning, ThreeAndFourActivationTilesTakeCtasOfTwiceTheRowsWhereThe
   EXPECT_EQ(shape_of(20, 13312, 8192), (Shape{2, 2, 1}));
   // Fewer tiles have no row pairs, even where the grid takes 1.5-2 waves: at one CTA per SM,
   // M = 16 on 4096x2048 runs 256 CTAs of 1x8 warps in 1.94 waves and keeps them.
-  const auto one_per_sm = [](const LaunchShape&) { return 1; };
+  const auto one_per_sm = [](const LaunchShape& shape) { return shape.m_tiles >= 3 && shape.tiles_per_warp == 2 ? 0 : 1; };
   EXPECT_EQ(fields_of(choose_launch_shape(16, 4096, 2048, 132, true, one_per_sm)), (Shape{1, 8, 1}));
   EXPECT_EQ(fields_of(choose_launch_shape(32, 4096, 4096, 132, true, one_per_sm)), (Shape{2, 4, 1}));
 }
@@ -201,8 +208,9 @@ TEST(CudaDecodeTuning, FourActivationTilesPastTwoWavesHalveTheKSplit) {
 
 TEST(CudaDecodeTuning, FourActivationTilesTakeTheRegisterBoundedKernelWhereItsGridKeepsMoreWarpsPerSm) {
   using Shape = std::array<int, 4>;
+  // Without tile pairs, which take 4096 rows first (ThreeAndFourActivationTilesTakeTilePairs...).
   const auto shape_of = [](std::int64_t m, std::int64_t n, std::int64_t k) {
-    const LaunchShape shape = choose_launch_shape(m, n, k, 132, true, h200_resident_ctas_per_sm);
+    const LaunchShape shape = choose_launch_shape(m, n, k, 132, true, h200_resident_ctas_per_sm_without_many_tile_pairs);
     EXPECT_EQ(shape.m_tiles, activation_tiles(m));
     return Shape{shape.warps_n, shape.warps_k, shape.tiles_per_warp, int(shape.register_bounded)};
   };
@@ -229,6 +237,40 @@ TEST(CudaDecodeTuning, FourActivationTilesTakeTheRegisterBoundedKernelWhereItsGr
   // Fewer tiles have no bounded kernel; nor does a simulated GPU (no occupancy).
   EXPECT_FALSE(choose_launch_shape(24, 4096, 12288, 132, true, h200_resident_ctas_per_sm).register_bounded);
   EXPECT_FALSE(choose_launch_shape(32, 4096, 12288, 132, true).register_bounded);
+}
+
+TEST(CudaDecodeTuning, ThreeAndFourActivationTilesTakeTilePairsWhereTheyFitOneWaveWithEnoughWarps) {
+  using Shape = std::array<int, 3>;
+  const auto shape_of = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    return fields_of(choose_launch_shape(m, n, k, 132, true, h200_resident_ctas_per_sm));
+  };
+  // The measured winners (bench/results/2026-12-02-h200-s28.md, call 3): 128 CTAs of 1x8x2 at one
+  // per SM (7.8 warps); 256 and 384 CTAs of 1x4x2 (7.8 and 11.6); 256 CTAs of 2x2x2 on 16384 rows.
+  for (std::int64_t m : {24, 25, 32}) {
+    EXPECT_EQ(shape_of(m, 4096, 4096), (Shape{1, 8, 2})) << m;
+    EXPECT_EQ(shape_of(m, 4096, 12288), (Shape{1, 8, 2})) << m;
+  }
+  EXPECT_EQ(shape_of(24, 8192, 8192), (Shape{1, 4, 2}));
+  EXPECT_EQ(shape_of(24, 12288, 4096), (Shape{1, 4, 2}));
+  EXPECT_EQ(shape_of(24, 16384, 4096), (Shape{2, 2, 2}));
+  // The losers: one wave only at 4.4-5.8 warps per SM (4608 and 6144 rows), or 1.45 waves (12288
+  // rows at four tiles, 8 warps per SM).
+  for (std::int64_t m : {24, 32}) {
+    EXPECT_EQ(choose_launch_shape(m, 4608, 3584, 132, true, h200_resident_ctas_per_sm).tiles_per_warp, 1) << m;
+    EXPECT_EQ(choose_launch_shape(m, 6144, 4096, 132, true, h200_resident_ctas_per_sm).tiles_per_warp, 1) << m;
+  }
+  EXPECT_EQ(choose_launch_shape(32, 12288, 4096, 132, true, h200_resident_ctas_per_sm).tiles_per_warp, 1);
+  // Below kMinManyTilePairsM rows only grids of 9.5 warps per SM or more (call 4): 12288x4096's
+  // 11.6 and 10240x8192's 9.7, not the 7.8 of 4096, 8192 and 16384 rows.
+  for (std::int64_t m : {17, 19}) {
+    EXPECT_EQ(shape_of(m, 12288, 4096), (Shape{1, 4, 2})) << m;
+    EXPECT_EQ(shape_of(m, 10240, 8192), (Shape{1, 4, 2})) << m;
+    for (std::int64_t n : {4096, 8192, 16384})
+      EXPECT_EQ(choose_launch_shape(m, n, 8192, 132, true, h200_resident_ctas_per_sm).tiles_per_warp, 1) << m << " " << n;
+  }
+  EXPECT_EQ(shape_of(20, 8192, 8192), (Shape{1, 4, 2}));
+  // Without the occupancy (a simulated GPU), none.
+  EXPECT_EQ(choose_launch_shape(24, 12288, 4096, 132, true).tiles_per_warp, 1);
 }
 
 TEST(CudaDecodeTuning, UnknownOccupancyOrNoOneWaveAlternativeKeepsTheRulesShape) {

@@ -5,6 +5,7 @@
 // warps with fewer chunks than the register ring holds. Without a GPU every test skips.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
 
 #include "backends/cuda_decode/sm90_decode_gemm.cuh"
@@ -63,8 +64,8 @@ TEST(CudaDecodeLaunchShapes, EveryCompiledShapeMatchesTheReference) {
     }
   }
   // Every entry of FP4GEMM_DECODE_SHAPES (sm90_decode_gemm.cu) at each M of its activation tiles:
-  // 33 shapes, 31 at two values of M and the two 8-tile ones at one.
-  EXPECT_EQ(shapes_run, 64) << "a compiled shape the loops above do not reach, or one fewer";
+  // 39 shapes, 37 at two values of M and the two 8-tile ones at one.
+  EXPECT_EQ(shapes_run, 76) << "a compiled shape the loops above do not reach, or one fewer";
   EXPECT_EQ(bounded_shapes_run, 8) << "the four register-bounded shapes at M = 25 and 32";
 }
 
@@ -107,10 +108,31 @@ TEST(CudaDecodeLaunchShapes, TheRegisterBoundedFourTileKernelKeepsSixteenWarpsPe
   EXPECT_EQ(cuda_decode::decode_gemm_resident_ctas_per_sm(cuda_decode::LaunchShape{4, 1, 8, 1, true}), 2);
   EXPECT_EQ(cuda_decode::decode_gemm_resident_ctas_per_sm(cuda_decode::LaunchShape{4, 1, 4, 1, true}), 4);
   EXPECT_EQ(cuda_decode::decode_gemm_resident_ctas_per_sm(cuda_decode::LaunchShape{4, 1, 8, 1, false}), 1);
+  // 5120x12288: the bounded 1x8 grid takes 1.21 waves, its half-K 1x4 fits one (4096 rows take
+  // tile pairs since session 28: TilePairsOfThreeAndFourActivationTiles...).
   const cuda_decode::LaunchShape shape =
-      cuda_decode::choose_launch_shape(32, 4096, 12288, gpu->multiprocessors, true, cuda_decode::decode_gemm_resident_ctas_per_sm);
+      cuda_decode::choose_launch_shape(32, 5120, 12288, gpu->multiprocessors, true, cuda_decode::decode_gemm_resident_ctas_per_sm);
   EXPECT_TRUE(shape.register_bounded);
-  EXPECT_EQ(shape.warps_n * shape.warps_k, 8);
+  EXPECT_EQ(shape.warps_n * shape.warps_k, 4);
+}
+
+// The tile pairs of three and four activation tiles hold 12 and 8 warps per SM on the H200 (159-171
+// registers), which decode_tuning.hpp's pair rule was measured at: 4096x12288 at M = 32 takes 1x8x2
+// (7.8 warps per SM, 18.4 -> 16.6 us) and 12288x4096 at M = 24 1x4x2 (11.6, 16.1 -> 12.1 us).
+TEST(CudaDecodeLaunchShapes, TilePairsOfThreeAndFourActivationTilesKeepTheirMeasuredOccupancy) {
+  const auto gpu = first_gpu();
+  if (!gpu) GTEST_SKIP() << "no GPU: " << cuda_unavailable_reason();
+  if (gpu->sm() != 90 || gpu->multiprocessors != 132) GTEST_SKIP() << "the occupancy was measured on a 132-SM H200, not " << gpu->to_string();
+  EXPECT_EQ(cuda_decode::decode_gemm_resident_ctas_per_sm(cuda_decode::LaunchShape{4, 1, 8, 2, false}), 1);
+  EXPECT_EQ(cuda_decode::decode_gemm_resident_ctas_per_sm(cuda_decode::LaunchShape{4, 1, 4, 2, false}), 2);
+  EXPECT_EQ(cuda_decode::decode_gemm_resident_ctas_per_sm(cuda_decode::LaunchShape{3, 1, 4, 2, false}), 3);
+  const auto chosen = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
+    const cuda_decode::LaunchShape shape =
+        cuda_decode::choose_launch_shape(m, n, k, gpu->multiprocessors, true, cuda_decode::decode_gemm_resident_ctas_per_sm);
+    return std::array<int, 3>{shape.warps_n, shape.warps_k, shape.tiles_per_warp};
+  };
+  EXPECT_EQ(chosen(32, 4096, 12288), (std::array<int, 3>{1, 8, 2}));
+  EXPECT_EQ(chosen(24, 12288, 4096), (std::array<int, 3>{1, 4, 2}));
 }
 
 // The launcher weighs the grid's waves with the compiled kernels' real occupancy: on the H200,

@@ -135,11 +135,20 @@ std::optional<LaunchShape> four_tile_half_split(const LaunchShape& shape, std::i
   return std::nullopt;
 }
 
-// Warps of `shape`'s grid resident per SM on average, at its occupancy (0 when unknown).
-double resident_warps_per_sm(const LaunchShape& shape, std::int64_t n, int multiprocessors, const ResidentCtasPerSm& resident_ctas_per_sm) {
-  const std::int64_t slots = std::int64_t(resident_ctas_per_sm(shape)) * multiprocessors;
-  if (slots <= 0) return 0.0;
-  return double(std::min(grid_ctas(shape, n), slots)) * shape.warps_n * shape.warps_k / multiprocessors;
+// Three or four activation tiles in tile pairs (decode_tuning.hpp, kMinManyTilePairWarpsPerSm): of the
+// pair shapes whose grid fits one wave with at least `min_warps` resident warps per SM, the one with
+// the most; none where none does.
+std::optional<LaunchShape> one_wave_tile_pairs(int m_tiles, std::int64_t n, int multiprocessors, double min_warps,
+                                               const ResidentCtasPerSm& resident_ctas_per_sm) {
+  std::optional<LaunchShape> best;
+  double best_warps = 0.0;
+  for (const auto& [warps_n, warps_k] : {std::pair{1, 8}, std::pair{1, 4}, std::pair{2, 2}}) {
+    const LaunchShape pairs{m_tiles, warps_n, warps_k, 2, false};
+    const double waves = shape_waves(pairs, n, multiprocessors, resident_ctas_per_sm);
+    const double warps = resident_warps_per_sm(pairs, n, multiprocessors, resident_ctas_per_sm);
+    if (waves > 0.0 && waves <= 1.0 && warps >= min_warps && warps > best_warps) best = pairs, best_warps = warps;
+  }
+  return best;
 }
 
 }  // namespace
@@ -148,6 +157,10 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
                                 const ResidentCtasPerSm& resident_ctas_per_sm) {
   const LaunchShape shape = rule_shape(m, n, k, multiprocessors, programmatic);
   if (!resident_ctas_per_sm) return shape;
+  if (shape.m_tiles > kMaxPairedMTiles && shape.m_tiles <= kRegisterBoundedMTiles) {
+    const double min_warps = m >= kMinManyTilePairsM ? kMinManyTilePairWarpsPerSm : kMinShortManyTilePairWarpsPerSm;
+    if (const auto pairs = one_wave_tile_pairs(shape.m_tiles, n, multiprocessors, min_warps, resident_ctas_per_sm)) return *pairs;
+  }
   if (shape.m_tiles != kRegisterBoundedMTiles) return fit_to_one_wave(shape, n, multiprocessors, resident_ctas_per_sm);
   const std::int64_t chunks = chunks_covering(k);
   if (const auto half_split = four_tile_half_split(shape, n, chunks, multiprocessors, resident_ctas_per_sm)) return *half_split;
@@ -165,6 +178,12 @@ std::int64_t grid_ctas(const LaunchShape& shape, std::int64_t n) {
   const std::int64_t row_tiles = (n + kTileRows - 1) / kTileRows;
   const std::int64_t cta_tiles = std::int64_t(shape.warps_n) * shape.tiles_per_warp;
   return (row_tiles + cta_tiles - 1) / cta_tiles;
+}
+
+double resident_warps_per_sm(const LaunchShape& shape, std::int64_t n, int multiprocessors, const ResidentCtasPerSm& resident_ctas_per_sm) {
+  const std::int64_t slots = std::int64_t(resident_ctas_per_sm(shape)) * multiprocessors;
+  if (slots <= 0) return 0.0;
+  return double(std::min(grid_ctas(shape, n), slots)) * shape.warps_n * shape.warps_k / multiprocessors;
 }
 
 double shape_waves(const LaunchShape& shape, std::int64_t n, int multiprocessors, const ResidentCtasPerSm& resident_ctas_per_sm) {

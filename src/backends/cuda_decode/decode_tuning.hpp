@@ -108,8 +108,7 @@ constexpr int min_grid_warps_per_sm(int m_tiles) { return m_tiles == 1 ? 16 : 11
 // grid of tile pairs still offers min_grid_warps_per_sm. H200 sweep, bench/results/2026-11-30-h200-s5.md:
 // 28672x8192 M = 1 39.5 -> 34.7 us, M = 16 53.1 -> 45.1; 12288x4096 M = 1 10.3 -> 9.9, M = 16
 // 13.9 -> 11.8; where the pairs leave too few warps it loses (4096x12288 M = 1 10.6 vs 13.6), so
-// N = 4096 keeps one tile per warp. (Two tiles at three or four activation tiles would need a one-chunk
-// ring.)
+// N = 4096 keeps one tile per warp. (Three and four activation tiles: kMinManyTilePairWarpsPerSm.)
 inline constexpr int kMaxPairedMTiles = 2;
 inline constexpr int kMinWarpsK = 2;
 // Two activation tiles in tile pairs split K at least 4 ways. The 2-way split arose only on tall
@@ -184,8 +183,8 @@ using ResidentCtasPerSm = std::function<int(const LaunchShape&)>;
 // leave both kernels alone, the four-tile rows, 8192x8192 M = 32 35.8 -> 29.0 us, 7168x7168 31.7
 // -> 25.6, 3072x4096 9.4 -> 9.0.
 inline constexpr double kMaxTailWaves = 1.5;
-// Three and four activation tiles (M = 17-32) have no tile pairs (they would need the registers of
-// two activation buffers per tile). Where their rule grid runs more than kMaxTailWaves and at most
+// Three and four activation tiles (M = 17-32), where no tile pairs fit one wave (below): where
+// their rule grid runs more than kMaxTailWaves and at most
 // kMaxRowPairWaves waves, CTAs of twice the rows with half the K split are taken when they fit one:
 // the same warps per CTA, half the CTAs, and each activation load of a K slice serves two warps
 // through L1. H200, M = 17/32, four tiles forced against the rule in one run
@@ -198,6 +197,23 @@ inline constexpr double kMaxTailWaves = 1.5;
 // 3072 rows (1.45 waves) were within 2-3% either way (3072x4096 8.6/9.1 against 8.4/8.8, call 2).
 inline constexpr int kMaxRowPairMTiles = 4;  // from kMaxPairedMTiles + 1
 inline constexpr double kMaxRowPairWaves = 2.0;
+// Three and four activation tiles do have tile pairs since session 28 (a ring of two chunks of
+// pairs: 159-171 registers, 8-12 warps per SM): each activation load then serves two weight tiles,
+// half the L1 work that binds these kernels (2026-12-02-h200-s28.md, calls 1-3). They pay where a
+// pair shape (1x8, 1x4 or 2x2) fits its grid in one wave at kMinManyTilePairWarpsPerSm or more
+// resident warps per SM (choose_launch_shape takes the one with the most). H200, call 3, M = 24/32
+// against the rule: 4096x4096 6.35/7.85 -> 6.10/7.10 us, 4096x12288 14.42/18.42 -> 13.70/16.56,
+// 8192x8192 (M = 24) 18.56 -> 17.86, 12288x4096 (M = 24) 16.08 -> 12.10, 16384x4096 (M = 24)
+// 19.16 -> 17.97; with fewer warps they lost (4608x3584 and 6144x4096, 5.8 warps per SM or 1.1-1.5
+// waves: 7-23% slower). Call 4, three tiles at M = 17-22: at 7.8 warps per SM (4096, 8192 and
+// 16384 rows) the pairs lost up to 4.5% at M = 17-18 and broke even at M = 20 (0.98-1.00, 0.96 at
+// M = 22): with few activation rows the third tile is mostly padding and the single tiles' 16
+// warps per SM win. Where the pair grid keeps 9.7-11.6 warps per SM (10240x8192, 12288x4096) they
+// won at every M (0.75-0.83). So below kMinManyTilePairsM rows the pairs need
+// kMinShortManyTilePairWarpsPerSm warps per SM.
+inline constexpr double kMinManyTilePairWarpsPerSm = 7.5;
+inline constexpr int kMinManyTilePairsM = 20;
+inline constexpr double kMinShortManyTilePairWarpsPerSm = 9.5;
 // Four activation tiles: where the rule's 1x8 grid (one 8-warp CTA per SM) runs more than
 // kMaxRowPairWaves waves, half the K split in 4-warp CTAs (three per SM) is taken if it fits
 // kMaxRowPairWaves and keeps each warp at most kChunksPerWarp chunks, ahead of the
@@ -228,6 +244,8 @@ std::int64_t grid_ctas(const LaunchShape& shape, std::int64_t n);
 // Waves of `shape`'s grid for N weight rows at the occupancy `resident_ctas_per_sm` gives it (0
 // when unknown).
 double shape_waves(const LaunchShape& shape, std::int64_t n, int multiprocessors, const ResidentCtasPerSm& resident_ctas_per_sm);
+// Warps of `shape`'s grid resident per SM on average, at its occupancy (0 when unknown).
+double resident_warps_per_sm(const LaunchShape& shape, std::int64_t n, int multiprocessors, const ResidentCtasPerSm& resident_ctas_per_sm);
 
 // A tuning knob's value, or nullptr when the variable is unset or empty.
 const char* tuning_knob(const char* name);

@@ -77,7 +77,8 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK,
   constexpr int kCtaRows = kTileRows * kTilesPerWarp * kWarpsN;
   constexpr int kCols = kMTiles * 8;
   // The same weight bytes in flight per warp whatever the tiles per warp.
-  constexpr int kDepth = weight_chunks_in_flight(kMTiles) / kTilesPerWarp;
+  // (At least two chunks: the activation buffers alternate with the ring slots.)
+  constexpr int kDepth = weight_chunks_in_flight(kMTiles) / kTilesPerWarp < 2 ? 2 : weight_chunks_in_flight(kMTiles) / kTilesPerWarp;
   constexpr bool kPrefetchActivations = prefetch_activations(kMTiles);
   static_assert(kThreads <= 1024 && kThreads >= 32, "CTA size");
   static_assert(kWarpsK * kCtaRows * (kCols + 1) * 4 + 1024 <= 48 * 1024, "partial sums must fit static shared memory");
@@ -333,8 +334,9 @@ cudaError_t launch(const DecodeGemmArgs& args, ProgrammaticLaunch policy, int mu
 // The compiled shapes: decode_tuning.cpp's choices plus the alternatives the sweep compares
 // (scripts/decode_shape_sweep.sh). NOTE: keep choose_launch_shape's results in this list
 // (CudaDecodeTuning.EveryChosenShapeIsCompiled checks it).
-// (m_tiles, warps_n, warps_k, tiles_per_warp, register_bounded); two tiles per warp need a ring of
-// at least two chunks at half depth, so only for m_tiles <= 2; the four-tile shapes in both forms.
+// (m_tiles, warps_n, warps_k, tiles_per_warp, register_bounded); the four-tile shapes in both
+// forms; tile pairs of three and four activation tiles in the shapes decode_tuning.cpp's
+// one_wave_tile_pairs weighs.
 #define FP4GEMM_DECODE_SHAPES(X) \
   X(1, 1, 8, 1, 0) X(1, 1, 4, 1, 0) X(1, 2, 2, 1, 0) X(1, 2, 4, 1, 0) X(1, 1, 12, 1, 0) \
   X(2, 1, 8, 1, 0) X(2, 1, 4, 1, 0) X(2, 2, 2, 1, 0) X(2, 2, 4, 1, 0) \
@@ -344,7 +346,8 @@ cudaError_t launch(const DecodeGemmArgs& args, ProgrammaticLaunch policy, int mu
   X(8, 2, 4, 1, 0) X(8, 4, 2, 1, 0) \
   X(1, 1, 8, 2, 0) X(1, 1, 4, 2, 0) X(1, 2, 2, 2, 0) \
   X(2, 1, 8, 2, 0) X(2, 1, 4, 2, 0) X(2, 2, 2, 2, 0) X(2, 1, 5, 2, 0) \
-  X(1, 1, 16, 2, 0) X(1, 1, 24, 2, 0) X(2, 1, 16, 2, 0)
+  X(1, 1, 16, 2, 0) X(1, 1, 24, 2, 0) X(2, 1, 16, 2, 0) \
+  X(3, 1, 8, 2, 0) X(3, 1, 4, 2, 0) X(3, 2, 2, 2, 0) X(4, 1, 8, 2, 0) X(4, 1, 4, 2, 0) X(4, 2, 2, 2, 0)
 
 // Calls `visit` with the template arguments of `shape` (one std::integral_constant each) when it is
 // compiled in, and returns its result; returns `otherwise` for a shape that is not.
