@@ -158,7 +158,7 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
   const LaunchShape shape = rule_shape(m, n, k, multiprocessors, programmatic);
   if (!resident_ctas_per_sm) return shape;
   if (shape.m_tiles > kMaxPairedMTiles && shape.m_tiles <= kRegisterBoundedMTiles) {
-    const double min_warps = m >= kMinManyTilePairsM ? kMinManyTilePairWarpsPerSm : kMinShortManyTilePairWarpsPerSm;
+    const double min_warps = min_many_tile_pair_warps_per_sm(m);
     if (const auto pairs = one_wave_tile_pairs(shape.m_tiles, n, multiprocessors, min_warps, resident_ctas_per_sm)) return *pairs;
   }
   if (shape.m_tiles != kRegisterBoundedMTiles) return fit_to_one_wave(shape, n, multiprocessors, resident_ctas_per_sm);

@@ -214,6 +214,9 @@ inline constexpr double kMaxRowPairWaves = 2.0;
 inline constexpr double kMinManyTilePairWarpsPerSm = 7.5;
 inline constexpr int kMinManyTilePairsM = 20;
 inline constexpr double kMinShortManyTilePairWarpsPerSm = 9.5;
+constexpr double min_many_tile_pair_warps_per_sm(std::int64_t m) {
+  return m >= kMinManyTilePairsM ? kMinManyTilePairWarpsPerSm : kMinShortManyTilePairWarpsPerSm;
+}
 // Four activation tiles: where the rule's 1x8 grid (one 8-warp CTA per SM) runs more than
 // kMaxRowPairWaves waves, half the K split in 4-warp CTAs (three per SM) is taken if it fits
 // kMaxRowPairWaves and keeps each warp at most kChunksPerWarp chunks, ahead of the

@@ -84,8 +84,8 @@ void describe_mma(const GemmProblem& problem, const DeviceInfo& device, const Re
     std::snprintf(warps, sizeof warps, "%.1f", resident_warps_per_sm(shape, problem.n, device.multiprocessors, resident_ctas_per_sm));
     text << " (tile pairs: each activation load serves 32 weight rows, half the L1 work that binds MMA passes of "
          << 8 * (kMaxPairedMTiles + 1) << "-" << 8 * kRegisterBoundedMTiles << " rows; this grid fits one wave at " << warps
-         << " warps per SM, at least " << (problem.m >= kMinManyTilePairsM ? kMinManyTilePairWarpsPerSm : kMinShortManyTilePairWarpsPerSm)
-         << (problem.m >= kMinManyTilePairsM ? "" : std::string(" below M = ") + std::to_string(kMinManyTilePairsM)) << ")";
+         << " warps per SM, at least " << min_many_tile_pair_warps_per_sm(problem.m)
+         << (problem.m >= kMinManyTilePairsM ? "" : " below M = " + std::to_string(kMinManyTilePairsM)) << ")";
   } else if (wave_fitted) {
     char waves[32];
     LaunchShape rule_form = rule;  // the size rule's shape in the form (bounded or not) the grid was fitted in

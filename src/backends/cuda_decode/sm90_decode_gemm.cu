@@ -76,9 +76,11 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK,
   constexpr int kThreads = 32 * kWarpsN * kWarpsK;
   constexpr int kCtaRows = kTileRows * kTilesPerWarp * kWarpsN;
   constexpr int kCols = kMTiles * 8;
-  // The same weight bytes in flight per warp whatever the tiles per warp.
-  // (At least two chunks: the activation buffers alternate with the ring slots.)
-  constexpr int kDepth = weight_chunks_in_flight(kMTiles) / kTilesPerWarp < 2 ? 2 : weight_chunks_in_flight(kMTiles) / kTilesPerWarp;
+  // The same weight bytes in flight per warp whatever the tiles per warp, but at least two chunks
+  // (the activation buffers alternate with the ring slots), so tile pairs of three and four
+  // activation tiles hold twice the bytes of their single tiles.
+  constexpr int kSameBytesDepth = weight_chunks_in_flight(kMTiles) / kTilesPerWarp;
+  constexpr int kDepth = kSameBytesDepth < 2 ? 2 : kSameBytesDepth;
   constexpr bool kPrefetchActivations = prefetch_activations(kMTiles);
   static_assert(kThreads <= 1024 && kThreads >= 32, "CTA size");
   static_assert(kWarpsK * kCtaRows * (kCols + 1) * 4 + 1024 <= 48 * 1024, "partial sums must fit static shared memory");
