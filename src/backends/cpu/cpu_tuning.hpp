@@ -11,8 +11,9 @@ namespace fp4gemm::cpu_tuning {
 // one crossover per tile width (kFusedWeightRowsPerTile* below), measured on 12288x4096:
 // - wide (AVX-512): fused beats OpenBLAS on the dequantized weight at every M up to 256 (1.22x at
 //   256; bench/results/2026-11-30-cpu.md);
-// - narrow (AVX2 and below): fused wins up to M = 28 and the panels from M = 32 (1.9x at 256);
-//   between them the two trade places with OpenBLAS's blocking of M (bench/results/2026-12-02-cpu-avx2.md).
+// - narrow (AVX2 and below): fused wins up to M = 31 and the panels from M = 32 (1.9x at 256),
+//   except at M = 33-47, where OpenBLAS's blocking of M makes them trade places
+//   (bench/results/2026-12-02-cpu-avx2.md).
 inline constexpr std::int64_t kFusedMaxMWide = 256;
 inline constexpr std::int64_t kFusedMaxMNarrow = 31;
 
