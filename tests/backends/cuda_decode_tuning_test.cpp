@@ -110,7 +110,7 @@ TEST(CudaDecodeTuning, SplitsKToAboutThirtyTwoChunksPerWarpWhileTheGridIsLargeEn
 int h200_resident_ctas_per_sm(const LaunchShape& shape) {
   const int warps = shape.warps_n * shape.warps_k;
   if (shape.m_tiles == 1) return shape.tiles_per_warp == 2 && warps == 4 ? 7 : 24 / warps;  // 72 and 80 registers
-  if (shape.m_tiles >= 3 && shape.tiles_per_warp == 2) return (shape.m_tiles == 3 ? 12 : 8) / warps;  // 159-162 and 171
+  if (is_many_tile_pair(shape)) return (shape.m_tiles == 3 ? 12 : 8) / warps;  // 159-162 and 171
   if (shape.m_tiles == 2 || shape.m_tiles == 3 || shape.register_bounded) return 16 / warps;  // 126-128 registers
   return shape.m_tiles == 4 ? 12 / warps : 14 / warps;                                         // 138 and 143
 }
@@ -118,7 +118,7 @@ int h200_resident_ctas_per_sm(const LaunchShape& shape) {
 // The same without the tile pairs of three and four activation tiles (occupancy unknown: never
 // taken), for the rules they come before (ThreeAndFourActivationTilesTakeTilePairs... tests them).
 int h200_resident_ctas_per_sm_without_many_tile_pairs(const LaunchShape& shape) {
-  return shape.m_tiles >= 3 && shape.tiles_per_warp == 2 ? 0 : h200_resident_ctas_per_sm(shape);
+  return is_many_tile_pair(shape) ? 0 : h200_resident_ctas_per_sm(shape);
 }
 
 // The same without the register-bounded four-tile kernel either.
@@ -184,7 +184,7 @@ TEST(CudaDecodeTuning, ThreeAndFourActivationTilesTakeCtasOfTwiceTheRowsWhereThe
   EXPECT_EQ(shape_of(20, 13312, 8192), (Shape{2, 2, 1}));
   // Fewer tiles have no row pairs, even where the grid takes 1.5-2 waves: at one CTA per SM,
   // M = 16 on 4096x2048 runs 256 CTAs of 1x8 warps in 1.94 waves and keeps them.
-  const auto one_per_sm = [](const LaunchShape& shape) { return shape.m_tiles >= 3 && shape.tiles_per_warp == 2 ? 0 : 1; };
+  const auto one_per_sm = [](const LaunchShape& shape) { return is_many_tile_pair(shape) ? 0 : 1; };
   EXPECT_EQ(fields_of(choose_launch_shape(16, 4096, 2048, 132, true, one_per_sm)), (Shape{1, 8, 1}));
   EXPECT_EQ(fields_of(choose_launch_shape(32, 4096, 4096, 132, true, one_per_sm)), (Shape{2, 4, 1}));
 }

@@ -164,6 +164,9 @@ struct LaunchShape {
   bool register_bounded = false;  // four activation tiles only: the form bounded to kRegisterBoundedWarpsPerSm
 };
 
+// Tile pairs of three or four activation tiles (one_wave_tile_pairs, kMinManyTilePairWarpsPerSm).
+constexpr bool is_many_tile_pair(const LaunchShape& shape) { return shape.tiles_per_warp == 2 && shape.m_tiles > kMaxPairedMTiles; }
+
 // CTAs of a shape's compiled kernel one SM of the GPU at hand holds at once (its occupancy); 0
 // when the shape is not compiled or CUDA cannot say. The launcher passes
 // decode_gemm_resident_ctas_per_sm; host-only callers (a simulated GPU) have none.

@@ -79,7 +79,7 @@ void describe_mma(const GemmProblem& problem, const DeviceInfo& device, const Re
        << plural(shape.tiles_per_warp, "weight tile", "weight tiles") << " of 16 rows per warp";
   if (overridden) {
     text << " [FP4GEMM_DECODE_SHAPE]";
-  } else if (shape.tiles_per_warp == 2 && shape.m_tiles > kMaxPairedMTiles) {
+  } else if (is_many_tile_pair(shape)) {
     char warps[32];
     std::snprintf(warps, sizeof warps, "%.1f", resident_warps_per_sm(shape, problem.n, device.multiprocessors, resident_ctas_per_sm));
     text << " (tile pairs: each activation load serves 32 weight rows, half the L1 work that binds MMA passes of "
