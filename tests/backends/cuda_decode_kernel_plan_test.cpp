@@ -114,6 +114,16 @@ TEST(CudaDecodeKernelPlan, NamesTheTilePairsOfFourActivationTiles) {
   EXPECT_TRUE(contains(paired, "128 CTAs of 1x8 warps (32 weight rows, K split 8 ways), 2 weight tiles of 16 rows per warp (tile "
                                "pairs: each activation load serves 32 weight rows, half the L1 work that binds MMA passes of 24-32 "
                                "rows; this grid fits one wave at 7.8 warps per SM, at least 7.5)")) << paired;
+  // 8192x8192 at M = 32 is a wgmma problem by the kernel rules; the pairs that fit one wave run
+  // instead, and the plan says so. Without the occupancy it stays wgmma.
+  const GemmProblem square{32, 8192, 8192, ActivationType::bf16, DType::bf16};
+  const std::string ahead = describe_kernel_plan(square, h200, four_tiles);
+  EXPECT_TRUE(contains(ahead, "mma.sync kernel (tile pairs that fit one wave run ahead of wgmma where its grid splits K and each "
+                              "pair warp streams at most 96 chunks (against stream-K, with 9.5 warps per SM or more); the wgmma rule "
+                              "holds here: SM 9.0 runs wgmma from M = 33")) << ahead;
+  EXPECT_TRUE(contains(ahead, "256 CTAs of 1x4 warps (32 weight rows, K split 4 ways), 2 weight tiles of 16 rows per warp (tile "
+                              "pairs")) << ahead;
+  EXPECT_TRUE(contains(describe_kernel_plan(square, h200), "wgmma kernel (SM 9.0 runs wgmma")) << describe_kernel_plan(square, h200);
 }
 
 TEST(CudaDecodeKernelPlan, NamesTheRegisterBoundedFourTileKernelAndItsWaves) {

@@ -425,6 +425,63 @@ TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForLargeWeightsFromItsMinimumM) {
   unsetenv("FP4GEMM_DECODE_KERNEL");
 }
 
+// Where the kernel rules pick wgmma at M <= 32, tile pairs that fit one wave run instead where
+// wgmma's grid splits K and each pair warp streams at most kPairsAheadOfWgmmaMaxChunksPerWarp
+// chunks, against a stream-K grid with kMinPairsAheadOfStreamKWarpsPerSm warps per SM
+// (bench/results/2026-12-02-s29.md, calls 1-3), and choose_launch_shape then takes exactly those
+// pairs.
+TEST(CudaDecodeTuning, TilePairsThatFitOneWaveRunAheadOfAWgmmaGridThatSplitsK) {
+  unsetenv("FP4GEMM_DECODE_KERNEL");
+  unsetenv("FP4GEMM_DECODE_SHAPE");
+  unsetenv("FP4GEMM_WGMMA_SHAPE");
+  const ResidentCtasPerSm h200 = h200_resident_ctas_per_sm;
+  const auto kernel = [&](std::int64_t m, std::int64_t n, std::int64_t k) { return choose_decode_kernel(m, n, k, 90, kH200Sms, h200); };
+  for (std::int64_t m : {25, 28, 32}) {
+    EXPECT_EQ(choose_decode_kernel(m, 8192, 8192, 90, kH200Sms), DecodeKernel::wgmma) << m;  // occupancy unknown
+    // The winners: wgmma split 2 ways on 8192 rows (0.80-0.97), up to 96 chunks per pair warp.
+    for (std::int64_t k : {4096, 8192, 14336, 20480, 24576}) EXPECT_EQ(kernel(m, 8192, k), DecodeKernel::mma) << m << " " << k;
+    // The losers: 112 chunks per warp (K = 28672, 1.02 on the H100), and 16384 rows, where wgmma's 128
+    // CTAs take the whole K (1.03-1.07).
+    EXPECT_EQ(kernel(m, 8192, 28672), DecodeKernel::wgmma) << m;
+    EXPECT_EQ(kernel(m, 16384, 4096), DecodeKernel::wgmma) << m;
+    EXPECT_EQ(kernel(m, 16384, 8192), DecodeKernel::wgmma) << m;
+    // No pair grid fits one wave: 12288 rows take 1.45 waves at four tiles, 28672 more.
+    EXPECT_EQ(kernel(m, 12288, 4096), DecodeKernel::wgmma) << m;
+    EXPECT_EQ(kernel(m, 28672, 8192), DecodeKernel::wgmma) << m;
+  }
+  // Three tiles against the tall band's stream-K wgmma where the pairs keep 9.5 warps per SM or
+  // more: 9.7 on 20480 rows, 10.7 on 22528, 11.6 on 24576 (0.75-0.99) ...
+  for (std::int64_t m : {17, 20, 24}) {
+    EXPECT_EQ(kernel(m, 20480, 8192), DecodeKernel::mma) << m;
+    EXPECT_EQ(kernel(m, 22528, 8192), DecodeKernel::mma) << m;
+    EXPECT_EQ(kernel(m, 24576, 4096), DecodeKernel::mma) << m;
+    // ... not 8.7 on 18432 rows (1.02-1.09 from K = 8192 on the H200).
+    EXPECT_EQ(kernel(m, 18432, 4096), DecodeKernel::wgmma) << m;
+    EXPECT_EQ(kernel(m, 18432, 8192), DecodeKernel::wgmma) << m;
+  }
+  // ... and up to 96 chunks per pair warp (2x2x2 splits K two ways): 24576x12288 won (0.87), 20480
+  // rows at 112-160 chunks lost 0-4%.
+  EXPECT_EQ(kernel(24, 24576, 12288), DecodeKernel::mma);
+  EXPECT_EQ(kernel(24, 20480, 14336), DecodeKernel::wgmma);
+  EXPECT_EQ(kernel(24, 24576, 14336), DecodeKernel::wgmma);
+  EXPECT_EQ(choose_decode_kernel(48, 8192, 8192, 90, kH200Sms, h200), DecodeKernel::wgmma);  // no pairs above M = 32
+  EXPECT_EQ(choose_decode_kernel(32, 8192, 8192, 80, kH200Sms, h200), DecodeKernel::mma);
+  // Wherever the occupancy turns wgmma into mma.sync, the launch shape is the tile pairs.
+  int turned = 0;
+  for (std::int64_t m = 17; m <= 32; ++m)
+    for (std::int64_t n : {4096, 8192, 12288, 16384, 18432, 20480, 24576, 28672})
+      for (std::int64_t k : {2048, 4096, 8192, 14336}) {
+        if (choose_decode_kernel(m, n, k, 90, kH200Sms) != DecodeKernel::wgmma) continue;
+        if (choose_decode_kernel(m, n, k, 90, kH200Sms, h200) != DecodeKernel::mma) continue;
+        ++turned;
+        EXPECT_TRUE(is_many_tile_pair(choose_launch_shape(m, n, k, kH200Sms, true, h200))) << m << "x" << n << "x" << k;
+      }
+  EXPECT_GT(turned, 0);
+  setenv("FP4GEMM_DECODE_KERNEL", "wgmma", 1);
+  EXPECT_EQ(choose_decode_kernel(32, 8192, 8192, 90, kH200Sms, h200), DecodeKernel::wgmma);  // the knob still rules
+  unsetenv("FP4GEMM_DECODE_KERNEL");
+}
+
 TEST(CudaDecodeTuning, TheResidentKernelIsForcedOnlyOnSm90AndOnlyWhereItsKSliceFits) {
   setenv("FP4GEMM_DECODE_KERNEL", "resident", 1);
   EXPECT_EQ(choose_decode_kernel(64, 28672, 8192, 90, kH200Sms), DecodeKernel::resident);

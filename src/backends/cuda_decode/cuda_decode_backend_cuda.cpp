@@ -250,12 +250,12 @@ std::string CudaDecodeBackend::kernel_plan(const GemmProblem& problem, const Dev
     return std::string("cannot plan: ") + error.what();
   }
   if (plan.rfind("cannot plan", 0) == 0) return plan;
-  const cuda_decode::DecodeKernel kernel =
-      cuda_decode::choose_decode_kernel(problem.m, problem.n, problem.k, device.sm(), device.multiprocessors);
-  if (kernel == cuda_decode::DecodeKernel::resident) return plan + resident_grid(problem, device);
-  if (kernel != cuda_decode::DecodeKernel::mma) return plan;
   try {
     cuda::DeviceGuard guard(device.index);
+    const cuda_decode::DecodeKernel kernel = cuda_decode::choose_decode_kernel(
+        problem.m, problem.n, problem.k, device.sm(), device.multiprocessors, cuda_decode::decode_gemm_resident_ctas_per_sm);
+    if (kernel == cuda_decode::DecodeKernel::resident) return plan + resident_grid(problem, device);
+    if (kernel != cuda_decode::DecodeKernel::mma) return plan;
     const cuda_decode::ProgrammaticLaunch policy = cuda_decode::programmatic_launch_policy(device.sm());
     const bool programmatic = policy != cuda_decode::ProgrammaticLaunch::off;
     const cuda_decode::LaunchShape shape = mma_launch_shape(problem, device.multiprocessors, programmatic);
@@ -272,8 +272,13 @@ std::string CudaDecodeBackend::kernel_plan(const GemmProblem& problem, const Dev
 
 std::string CudaDecodeBackend::kernel_name(const GemmProblem& problem, const DeviceInfo& device) const {
   try {
-    return cuda_decode::decode_kernel_name(
-        cuda_decode::choose_decode_kernel(problem.m, problem.n, problem.k, device.sm(), device.multiprocessors));
+    if (!device.probed || !device.is_cuda()) {
+      return cuda_decode::decode_kernel_name(
+          cuda_decode::choose_decode_kernel(problem.m, problem.n, problem.k, device.sm(), device.multiprocessors));
+    }
+    cuda::DeviceGuard guard(device.index);
+    return cuda_decode::decode_kernel_name(cuda_decode::choose_decode_kernel(
+        problem.m, problem.n, problem.k, device.sm(), device.multiprocessors, cuda_decode::decode_gemm_resident_ctas_per_sm));
   } catch (const Error&) {
     return "";  // a malformed FP4GEMM_DECODE_KERNEL: kernel_plan() says so, run() throws it
   }
@@ -351,8 +356,8 @@ void CudaDecodeBackend::run(const ActivationView& a, const PreparedWeight& weigh
   if (problem.m == 0 || problem.n == 0) return;
   cuda::DeviceGuard guard(prepared.device);
   const auto stream = static_cast<cudaStream_t>(context.cuda_stream);
-  const cuda_decode::DecodeKernel kernel =
-      cuda_decode::choose_decode_kernel(problem.m, problem.n, problem.k, prepared.sm, prepared.multiprocessors);
+  const cuda_decode::DecodeKernel kernel = cuda_decode::choose_decode_kernel(
+      problem.m, problem.n, problem.k, prepared.sm, prepared.multiprocessors, cuda_decode::decode_gemm_resident_ctas_per_sm);
   cuda_decode::ProgrammaticLaunch policy = cuda_decode::programmatic_launch_policy(prepared.sm);
   const void* activations = a.dense.data;
   std::int64_t activation_stride = a.dense.stride();

@@ -153,14 +153,29 @@ std::optional<LaunchShape> one_wave_tile_pairs(int m_tiles, std::int64_t n, int 
 
 }  // namespace
 
+std::optional<LaunchShape> many_tile_pairs_in_one_wave(std::int64_t m, std::int64_t n, int multiprocessors,
+                                                       const ResidentCtasPerSm& resident_ctas_per_sm) {
+  const int m_tiles = activation_tiles(m);
+  if (!resident_ctas_per_sm || m_tiles <= kMaxPairedMTiles || m_tiles > kRegisterBoundedMTiles) return std::nullopt;
+  return one_wave_tile_pairs(m_tiles, n, multiprocessors, min_many_tile_pair_warps_per_sm(m), resident_ctas_per_sm);
+}
+
+bool tile_pairs_ahead_of_wgmma(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors,
+                               const ResidentCtasPerSm& resident_ctas_per_sm) {
+  const auto pairs = many_tile_pairs_in_one_wave(m, n, multiprocessors, resident_ctas_per_sm);
+  if (!pairs || (chunks_covering(k) + pairs->warps_k - 1) / pairs->warps_k > kPairsAheadOfWgmmaMaxChunksPerWarp) return false;
+  const WgmmaShape wgmma = choose_wgmma_shape(m, n, k, multiprocessors);
+  if (wgmma.stream_ctas > 0) {
+    return resident_warps_per_sm(*pairs, n, multiprocessors, resident_ctas_per_sm) >= kMinPairsAheadOfStreamKWarpsPerSm;
+  }
+  return wgmma.splits > 1;
+}
+
 LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool programmatic,
                                 const ResidentCtasPerSm& resident_ctas_per_sm) {
   const LaunchShape shape = rule_shape(m, n, k, multiprocessors, programmatic);
   if (!resident_ctas_per_sm) return shape;
-  if (shape.m_tiles > kMaxPairedMTiles && shape.m_tiles <= kRegisterBoundedMTiles) {
-    const double min_warps = min_many_tile_pair_warps_per_sm(m);
-    if (const auto pairs = one_wave_tile_pairs(shape.m_tiles, n, multiprocessors, min_warps, resident_ctas_per_sm)) return *pairs;
-  }
+  if (const auto pairs = many_tile_pairs_in_one_wave(m, n, multiprocessors, resident_ctas_per_sm)) return *pairs;
   if (shape.m_tiles != kRegisterBoundedMTiles) return fit_to_one_wave(shape, n, multiprocessors, resident_ctas_per_sm);
   const std::int64_t chunks = chunks_covering(k);
   if (const auto half_split = four_tile_half_split(shape, n, chunks, multiprocessors, resident_ctas_per_sm)) return *half_split;
@@ -249,7 +264,8 @@ bool wgmma_grid_fills_sms(std::int64_t m, std::int64_t n, std::int64_t k, int mu
   return shape.warpgroups == 2 && double(wgmma_grid_ctas(shape, n)) >= kWgmmaMinSmFill * multiprocessors;
 }
 
-DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sm, int multiprocessors) {
+DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sm, int multiprocessors,
+                                  const ResidentCtasPerSm& resident_ctas_per_sm) {
   if (sm != 90) return DecodeKernel::mma;  // wgmma is SM 9.0 only (sm_90a)
   if (m > kMaxActivationRows) return DecodeKernel::prefill;
   const auto resident_fits = [&] { return choose_resident_shape(m, k, kSm90SharedBytesPerBlock).splits > 0; };
@@ -268,7 +284,8 @@ DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k
                     ((n >= kWgmmaTallMinN && k >= kWgmmaTallMinK) || (n >= kWgmmaTallStreamMinN && k >= kWgmmaTallStreamMinK));
   // Measured with the stream-K grid, which needs the SM count (wgmma_shape_to_run).
   const bool mid_stream = in_wgmma_filled_band(m, k) && multiprocessors > 0 && n >= kWgmmaMidStreamMinN && k >= kWgmmaMidStreamMinK;
-  return large || filled || tall || mid_stream ? DecodeKernel::wgmma : DecodeKernel::mma;
+  if (!(large || filled || tall || mid_stream)) return DecodeKernel::mma;
+  return tile_pairs_ahead_of_wgmma(m, n, k, multiprocessors, resident_ctas_per_sm) ? DecodeKernel::mma : DecodeKernel::wgmma;
 }
 
 int prefill_k_splits(std::int64_t m, std::int64_t n, std::int64_t chunks, int multiprocessors, bool* overridden) {

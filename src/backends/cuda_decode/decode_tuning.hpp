@@ -3,6 +3,7 @@
 // Measurements behind the choice: bench/results/ (H200, dated files).
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "backends/cuda_decode/stream_k_partition.hpp"
 
@@ -226,6 +227,33 @@ constexpr double min_many_tile_pair_warps_per_sm(std::int64_t m) {
 // register-bounded forms. H200, M = 32, one run (bench/results/2026-12-02-h200-s26.md, calls 7-8),
 // 1x4 against 1x8 and the bounded 1x8: 4352x4096 10.97 / 14.04 / 12.04 us, 4608x3584 10.10 /
 // 13.59 / 13.48, 4608x8192 19.36 / 23.24 / 20.52; 5120x8192 19.32 against the bounded 1x4's 19.60.
+
+// The tile-pair shape of three or four activation tiles (M = 17-32) whose grid for N rows fits one
+// wave at the most resident warps per SM, at least min_many_tile_pair_warps_per_sm(M); none for
+// other M, where none qualifies, or without the occupancy. choose_launch_shape takes it first.
+std::optional<LaunchShape> many_tile_pairs_in_one_wave(std::int64_t m, std::int64_t n, int multiprocessors,
+                                                       const ResidentCtasPerSm& resident_ctas_per_sm);
+
+// Where the kernel rules pick wgmma at M <= 32, such tile pairs run instead (mma.sync) if wgmma's
+// own grid splits K and each pair warp streams at most kPairsAheadOfWgmmaMaxChunksPerWarp chunks;
+// against a stream-K wgmma grid the pairs also need kMinPairsAheadOfStreamKWarpsPerSm resident
+// warps per SM. The pairs skip wgmma's activation pack, pipeline fill and split-K sums; a whole-K
+// wgmma grid of one CTA per SM, a long K per warp, or a stream-K grid against few pair warps streams
+// faster. Pairs ÷ wgmma, same run (bench/results/2026-12-02-s29.md):
+// - four tiles (M = 25-32), 1x4x2 on 8192 rows (7.8 warps per SM), wgmma split 2 ways in clusters:
+//   H200 (calls 2-3) K = 8192 0.90, 12288 0.93, 16384 0.95, 20480 0.96, 24576 0.97 (96 chunks per
+//   warp), 28672 0.98 (112); H100 (call 1) K = 4096 0.81, 8192 0.91, 14336 0.95, 28672 1.02;
+// - four tiles, 2x2x2 on 16384 rows, whole-K wgmma (128 CTAs): H100 K = 2048 0.97, 4096 1.03, 8192
+//   1.07; H200 K = 2048 0.95, 4096 0.99;
+// - three tiles (M = 17-24), 2x2x2 against the tall band's stream-K wgmma, by the pairs' warps per
+//   SM: 11.6 (24576 rows) H200 K = 8192 0.80, 12288 0.87, 14336 0.85, H100 K = 4096 0.75; 10.7
+//   (22528) H200 K = 8192 0.89; 9.7 (20480) H200 K = 12288 0.99, 14336 1.00, 16384 1.01, 20480
+//   1.04, H100 K = 4096 0.83, 8192 0.91; 8.7 (18432) H200 K = 4096 0.90, 8192 1.02, 12288 1.07,
+//   14336 1.09, H100 K = 4096 0.85.
+inline constexpr int kPairsAheadOfWgmmaMaxChunksPerWarp = 96;
+inline constexpr double kMinPairsAheadOfStreamKWarpsPerSm = 9.5;
+bool tile_pairs_ahead_of_wgmma(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors,
+                               const ResidentCtasPerSm& resident_ctas_per_sm);
 
 // Waves of the shape's grid of `ctas` CTAs on `resident_ctas_per_sm` x `multiprocessors` slots; 0
 // when the occupancy is unknown.
@@ -531,11 +559,14 @@ enum class DecodeKernel { mma, wgmma, resident, prefill };
 const char* decode_kernel_name(DecodeKernel kernel);
 
 // Which kernel cuda_decode runs for an M x N x K problem on a GPU of SM `sm` (major * 10 + minor)
-// with `multiprocessors` SMs (0 when unknown: the M = 25-32 rule then keeps mma.sync).
+// with `multiprocessors` SMs (0 when unknown: the M = 25-32 rule then keeps mma.sync). Where the
+// rules below pick wgmma at M <= 32, tile_pairs_ahead_of_wgmma may run mma.sync instead (it needs
+// the mma.sync kernels' occupancy `resident_ctas_per_sm`).
 // FP4GEMM_DECODE_KERNEL=mma|wgmma|resident|prefill overrides the rule for measurements (SM 9.0
 // only; a resident shape that does not fit shared memory falls back to wgmma; above
 // kMaxActivationRows only the prefill kernel runs).
-DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sm, int multiprocessors);
+DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sm, int multiprocessors,
+                                  const ResidentCtasPerSm& resident_ctas_per_sm = nullptr);
 
 // Whether the wgmma grid of the problem has two consumer warpgroups per CTA on at least
 // kWgmmaMinSmFill of the `multiprocessors` SMs (the M = 25-32 rule of choose_decode_kernel).

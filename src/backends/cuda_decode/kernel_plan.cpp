@@ -16,7 +16,8 @@ std::string plural(std::int64_t count, const char* one, const char* many) {
 }
 
 // Why the kernel switch chose what it did.
-std::string kernel_reason(DecodeKernel kernel, const GemmProblem& problem, const DeviceInfo& device) {
+std::string kernel_reason(DecodeKernel kernel, const GemmProblem& problem, const DeviceInfo& device,
+                          const ResidentCtasPerSm& resident_ctas_per_sm) {
   if (device.sm() != 90) return "the only kernel off SM 9.0, where wgmma is sm_90a code";
   if (problem.m > kMaxActivationRows) return "M > " + std::to_string(kMaxActivationRows) + ": the decode kernels' widest wgmma is 64 rows";
   if (const char* forced = tuning_knob("FP4GEMM_DECODE_KERNEL")) {
@@ -38,6 +39,17 @@ std::string kernel_reason(DecodeKernel kernel, const GemmProblem& problem, const
     const WgmmaShape shape = choose_data_parallel_wgmma_shape(problem.m, problem.n, problem.k, device.multiprocessors);
     here = " (here " + plural(wgmma_grid_ctas(shape, problem.n), "CTA", "CTAs") + " of " +
            plural(shape.warpgroups, "warpgroup", "warpgroups") + " on " + std::to_string(device.multiprocessors) + " SMs)";
+  }
+  // The rule's wgmma, set aside for tile pairs (tile_pairs_ahead_of_wgmma).
+  const bool pairs_ahead = kernel == DecodeKernel::mma && resident_ctas_per_sm &&
+                           choose_decode_kernel(problem.m, problem.n, problem.k, device.sm(), device.multiprocessors) ==
+                               DecodeKernel::wgmma;
+  if (pairs_ahead) {
+    char warps[16];
+    std::snprintf(warps, sizeof warps, "%.1f", kMinPairsAheadOfStreamKWarpsPerSm);
+    return "tile pairs that fit one wave run ahead of wgmma where its grid splits K and each pair warp streams at most " +
+           std::to_string(kPairsAheadOfWgmmaMaxChunksPerWarp) + " chunks (against stream-K, with " + warps +
+           " warps per SM or more); the wgmma rule holds here: " + rule + here;
   }
   return (kernel == DecodeKernel::mma ? "not wgmma: " : "") + rule + here;
 }
@@ -220,9 +232,10 @@ std::string describe_programmatic_launch(ProgrammaticLaunch policy, DecodeKernel
 std::string describe_kernel_plan(const GemmProblem& problem, const DeviceInfo& device, const ResidentCtasPerSm& resident_ctas_per_sm) {
   std::ostringstream text;
   try {
-    const DecodeKernel kernel = choose_decode_kernel(problem.m, problem.n, problem.k, device.sm(), device.multiprocessors);
+    const DecodeKernel kernel =
+        choose_decode_kernel(problem.m, problem.n, problem.k, device.sm(), device.multiprocessors, resident_ctas_per_sm);
     if (problem.activation == ActivationType::nvfp4) text << "NVFP4 activations dequantized to BF16 first (exact); ";
-    text << decode_kernel_name(kernel) << " kernel (" << kernel_reason(kernel, problem, device) << "): ";
+    text << decode_kernel_name(kernel) << " kernel (" << kernel_reason(kernel, problem, device, resident_ctas_per_sm) << "): ";
     switch (kernel) {
       case DecodeKernel::mma: describe_mma(problem, device, resident_ctas_per_sm, text); break;
       case DecodeKernel::wgmma: describe_wgmma(problem, device, text); break;
