@@ -1,6 +1,6 @@
 #pragma once
 // Launch configurations of the `cuda_decode` kernel: every tuned constant in one place.
-// Measurements behind the choice: bench/results/ (H200, dated files).
+// Measurements behind the choice: bench/results/ (dated files; H200, and from session 29 H100 too).
 #include <cstdint>
 #include <functional>
 #include <optional>
