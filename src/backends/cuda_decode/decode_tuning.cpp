@@ -3,27 +3,14 @@
 #include <algorithm>
 #include <bit>
 #include <cstdio>
-#include <cstdlib>
 #include <optional>
 #include <string>
 
 #include "backends/cuda_decode/decode_layout.hpp"
-#include "backends/cuda_decode/resident_layout.hpp"
 #include "fp4gemm/error.hpp"
 
 namespace fp4gemm::cuda_decode {
 namespace {
-
-// A knob's value `text` as a whole decimal integer in [low, high]; throws naming the knob otherwise.
-int integer_knob(const char* name, const char* text, long low, long high, const char* what) {
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  if (end == text || *end != '\0' || value < low || value > high) {
-    throw_invalid(std::string(name) + " must be " + what + " from " + std::to_string(low) + " to " + std::to_string(high) + ", not '" +
-                  text + "'");
-  }
-  return int(value);
-}
 
 // The shape rule by the problem's size alone (choose_launch_shape then checks its waves).
 LaunchShape rule_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool programmatic) {
@@ -205,11 +192,6 @@ double shape_waves(const LaunchShape& shape, std::int64_t n, int multiprocessors
   return grid_waves(grid_ctas(shape, n), resident_ctas_per_sm(shape), multiprocessors);
 }
 
-const char* tuning_knob(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' ? value : nullptr;
-}
-
 bool shape_override(LaunchShape& shape) {
   const char* text = tuning_knob("FP4GEMM_DECODE_SHAPE");
   if (text == nullptr) return false;
@@ -288,48 +270,6 @@ DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k
   return tile_pairs_ahead_of_wgmma(m, n, k, multiprocessors, resident_ctas_per_sm) ? DecodeKernel::mma : DecodeKernel::wgmma;
 }
 
-int prefill_k_splits(std::int64_t m, std::int64_t n, std::int64_t chunks, int multiprocessors, bool* overridden) {
-  if (overridden != nullptr) *overridden = false;
-  if (const char* text = tuning_knob("FP4GEMM_PREFILL_SPLITS")) {
-    const int splits = integer_knob("FP4GEMM_PREFILL_SPLITS", text, 1, kPrefillMaxKSplits, "a split count");
-    if (overridden != nullptr) *overridden = true;
-    return int(std::clamp<std::int64_t>(splits, 1, std::max<std::int64_t>(chunks, 1)));
-  }
-  if (multiprocessors <= 0 || chunks <= 0) return 1;
-  const std::int64_t tiles = prefill_tiles(m, n);
-  const auto cost = [&](int splits) {
-    return (tiles * splits + multiprocessors - 1) / multiprocessors * ((chunks + splits - 1) / splits + kPrefillCtaOverheadChunks);
-  };
-  int best = 1;
-  for (int splits = 2; splits <= kPrefillMaxKSplits && chunks / splits >= kPrefillMinChunksPerSplit; ++splits) {
-    if (double(cost(splits)) < kPrefillSplitMinGain * double(cost(best))) best = splits;
-  }
-  return best;
-}
-
-ResidentShape choose_resident_shape(std::int64_t m, std::int64_t k, std::int64_t shared_bytes) {
-  ResidentShape shape{m <= 32 ? 32 : 64, 0};
-  const std::int64_t chunks = chunks_covering(k);
-  const int capacity = ResidentLayout{shape.tokens}.slice_capacity(shared_bytes);
-  const auto fits = [&](int splits) { return (chunks + splits - 1) / splits <= capacity; };
-  if (const char* text = tuning_knob("FP4GEMM_RESIDENT_SPLITS")) {
-    const int splits = integer_knob("FP4GEMM_RESIDENT_SPLITS", text, 1, kMaxResidentSplits, "a power of two");
-    if (!std::has_single_bit(unsigned(splits))) {
-      throw_invalid(std::string("FP4GEMM_RESIDENT_SPLITS must be a power of two from 1 to ") + std::to_string(kMaxResidentSplits) +
-                    ", not '" + text + "'");
-    }
-    shape.splits = fits(splits) ? splits : 0;
-    return shape;
-  }
-  for (int splits = 1; splits <= kMaxResidentSplits; splits *= 2) {
-    if (fits(splits)) {
-      shape.splits = splits;
-      break;
-    }
-  }
-  return shape;
-}
-
 WgmmaShape choose_wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors) {
   const WgmmaShape shape = choose_data_parallel_wgmma_shape(m, n, k, multiprocessors);
   if (stream_k_reason(shape, n, k, multiprocessors) == StreamKReason::none) return shape;
@@ -389,13 +329,6 @@ WgmmaShape choose_data_parallel_wgmma_shape(std::int64_t m, std::int64_t n, std:
     shape.splits = 2;  // kWgmmaIdleSplitMinChunks
   }
   return shape;
-}
-
-bool resident_clusters_override(int& clusters) {
-  const char* text = tuning_knob("FP4GEMM_RESIDENT_CLUSTERS");
-  if (text == nullptr) return false;
-  clusters = integer_knob("FP4GEMM_RESIDENT_CLUSTERS", text, 1, 65535, "a cluster count");
-  return true;
 }
 
 std::int64_t grid_ctas_along_n(const WgmmaShape& shape, std::int64_t n) {

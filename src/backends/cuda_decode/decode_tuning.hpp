@@ -1,11 +1,16 @@
 #pragma once
-// Launch configurations of the `cuda_decode` kernel: every tuned constant in one place.
+// Launch configurations of the `cuda_decode` mma.sync and wgmma kernels and the switch between
+// its kernels; the prefill and resident kernels' own are in prefill_tuning.hpp and
+// resident_tuning.hpp, included here. Each tuned constant is defined once, with its measurement.
 // Measurements behind the choice: bench/results/ (dated files; H200, and from session 29 H100 too).
 #include <cstdint>
 #include <functional>
 #include <optional>
 
+#include "backends/cuda_decode/prefill_tuning.hpp"
+#include "backends/cuda_decode/resident_tuning.hpp"
 #include "backends/cuda_decode/stream_k_partition.hpp"
+#include "backends/cuda_decode/tuning_knobs.hpp"
 
 namespace fp4gemm::cuda_decode {
 
@@ -281,9 +286,6 @@ double shape_waves(const LaunchShape& shape, std::int64_t n, int multiprocessors
 // Warps of `shape`'s grid resident per SM on average, at its occupancy (0 when unknown).
 double resident_warps_per_sm(const LaunchShape& shape, std::int64_t n, int multiprocessors, const ResidentCtasPerSm& resident_ctas_per_sm);
 
-// A tuning knob's value, or nullptr when the variable is unset or empty.
-const char* tuning_knob(const char* name);
-
 // Tuning knob for measurements only: FP4GEMM_DECODE_SHAPE="warps_n:warps_k[:tiles_per_warp[:bounded]]"
 // overrides the CTA shape (m_tiles still follows M; bounded 1 takes the register-bounded form, 0 or
 // absent the unbounded one). Returns false when unset; throws on a malformed value, and on bounded 1
@@ -505,53 +507,6 @@ struct WgmmaShape {
   int stream_ctas = 0;
 };
 
-// The prefill kernel (sm90_prefill_gemm.cu, M > kMaxActivationRows on SM 9.0): CTAs of 128
-// activation rows x 128 weight rows; kPrefillDecodeWarps warps, each taking whole chunks in turn,
-// decode the weight records into BF16 in shared memory (kPrefillDecodedStages stages of 16 KiB),
-// fed by a ring of kPrefillRecordStages bulk-copied records (4.5 KiB each; each warp copies into
-// its own stages, kPrefillRecordStages / kPrefillDecodeWarps rounds ahead). H200
-// (bench/results/2026-12-02-h200-s23.md, calls 2-8): four and then eight decode warps all working
-// on every chunk took the same ~0.7 us a chunk; whole chunks per warp 7-19% less; 12 record and 8
-// decoded stages with the lock-step warps changed nothing; 2026-12-02-h200-s24.md, call 4: each
-// warp copying its own records 1-4% faster than one lane copying for all. Not tuned further.
-inline constexpr int kPrefillCtaTokens = 128;  // two consumer warpgroups of 64
-inline constexpr int kPrefillCtaRows = 128;    // one weight record (decode_layout.hpp)
-inline constexpr int kPrefillDecodeWarps = 8;
-inline constexpr int kPrefillRecordStages = 16;
-inline constexpr int kPrefillDecodedStages = 8;
-
-// Output tiles (kPrefillCtaTokens x kPrefillCtaRows) of an M x N problem: the prefill grid's CTAs
-// before any K split.
-constexpr std::int64_t prefill_tiles(std::int64_t m, std::int64_t n) {
-  return (m + kPrefillCtaTokens - 1) / kPrefillCtaTokens * ((n + kPrefillCtaRows - 1) / kPrefillCtaRows);
-}
-
-// The prefill kernel's K split: with one CTA per SM, a grid of tiles (128 x 128 output blocks)
-// that is a fraction of a wave leaves SMs idle (4096^2 at M = 65-128: 32 tiles on 132 SMs). Each
-// tile's chunks are then split `splits` ways; each CTA writes its FP32 partial tile to a workspace
-// and the tile's last CTA adds them all in split order (deterministic) before the epilogue.
-// prefill_k_splits picks the split with the lowest cost ceil(tiles * splits / SMs) * (ceil(chunks /
-// splits) + kPrefillCtaOverheadChunks), taking more splits only when that is below
-// kPrefillSplitMinGain of the best so far, up to kPrefillMaxKSplits and at least
-// kPrefillMinChunksPerSplit chunks per CTA. The overhead term stands for what a split CTA costs
-// beyond its chunks: the pipeline fill (~2.8 us) and the partial's hand-off (~2.8 us to write it,
-// then the last CTA's reads), ~16 chunk-times at the ~0.47 us a chunk the kernel runs
-// (bench/results/2026-12-02-h200-s25.md, call 6). H200, each split forced on the four issue
-// weights at M = 65-256 (call 3): a split that adds rounds of CTAs was slower everywhere
-// (12288x4096 M = 65: 4 ways, 3 rounds of 16 chunks, 44.4 us against 34.3 unsplit; 28672x8192
-// 2-8 ways 17-60% slower), which the chunk rounds alone (48 against 64) did not predict; the
-// term picks the measured best split on all twelve rows (e.g. 4096x12288 M = 65: 4 ways, 89.9 ->
-// 33.1 us; 4096^2 M = 256: 2 ways, 33.8 -> 24.3).
-inline constexpr int kPrefillMaxKSplits = 8;
-inline constexpr int kPrefillMinChunksPerSplit = 8;
-inline constexpr int kPrefillCtaOverheadChunks = 16;
-inline constexpr double kPrefillSplitMinGain = 0.9;
-
-// The K split of the prefill kernel for an M x N problem of `chunks` chunks on `multiprocessors`
-// SMs (1 when unknown). FP4GEMM_PREFILL_SPLITS=1..kPrefillMaxKSplits overrides it for measurements
-// (clamped to the chunks); `overridden` says whether it did.
-int prefill_k_splits(std::int64_t m, std::int64_t n, std::int64_t chunks, int multiprocessors, bool* overridden = nullptr);
-
 // The four kernels of cuda_decode: mma.sync (any SM 8.0+ GPU, sm90_decode_gemm.cu), and on SM 9.0
 // the wgmma kernel (sm90_wgmma_gemm.cu), the activation-resident wgmma kernel
 // (sm90_resident_gemm.cu) and, above kMaxActivationRows, the prefill kernel (sm90_prefill_gemm.cu).
@@ -613,42 +568,5 @@ bool wgmma_shape_override(WgmmaShape& shape);
 // The shape the wgmma kernel runs: choose_wgmma_shape's with the knobs applied (`overridden` says
 // whether any was set); FP4GEMM_WGMMA_STREAM=0 alone gives the rule's data-parallel grid.
 WgmmaShape wgmma_shape_to_run(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool& overridden);
-
-// ---- The activation-resident wgmma kernel (SM 9.0 only; sm90_resident_gemm.cu) ----
-// Each CTA keeps its K slice of the packed activations in shared memory for the whole kernel and
-// streams the weights of many 128-row blocks over it; the `splits` CTAs of a cluster own the
-// slices of the same row blocks and sum their partial tiles through distributed shared memory
-// after each row block. Activations then cross L2 once per cluster instead of once per row block
-// (docs/design/activation-stationary-wgmma.md).
-// Consumer warpgroups: kResidentKGroups K groups of two warpgroups, each group covering the 128
-// rows of a row block over every kResidentKGroups-th chunk of the CTA's K slice. One CTA fills an
-// SM, so its warpgroups are all the SM has to hide each one's decode -> wgmma -> wait chain. H200,
-// 28672x8192 M = 64 (bench/results/2026-11-30-h200-s8.md): one group 157 us, two groups 211-215 us
-// (each group's chunks 2.7x slower, the consumers waiting on weights that the ring of six stages
-// left late); the wgmma kernel takes 91.
-inline constexpr int kResidentKGroups = 1;
-inline constexpr int kResidentWarpgroups = 2 * kResidentKGroups;
-// Weight stages of the ring (one 4.5 KiB record each); the rest of shared memory holds activations.
-inline constexpr int kResidentStages = 8;
-inline constexpr int kMaxResidentSliceChunks = 64;  // bounds the per-chunk activation barriers
-// A cluster of 16 is Hopper's non-portable maximum (K = 12288 at 64 tokens needs it).
-inline constexpr int kMaxResidentSplits = 16;
-// Shared memory one CTA may opt in to on SM 9.0 (cudaDevAttrMaxSharedMemoryPerBlockOptin, 227 KiB).
-inline constexpr std::int64_t kSm90SharedBytesPerBlock = 232448;
-
-struct ResidentShape {
-  int tokens;  // 32 or 64 activation rows (M padded)
-  int splits;  // CTAs per cluster, each owning 1/splits of K; 0: no split fits shared memory
-};
-
-// The fewest splits (a power of two) whose K slice fits `shared_bytes` of shared memory: fewer
-// splits mean fewer partial-tile reductions per weight byte. FP4GEMM_RESIDENT_SPLITS=S overrides it
-// (measurements only; throws on a value that is not a power of two up to kMaxResidentSplits).
-ResidentShape choose_resident_shape(std::int64_t m, std::int64_t k, std::int64_t shared_bytes);
-
-// Tuning knob for measurements only: FP4GEMM_RESIDENT_CLUSTERS=C sets the persistent grid to C
-// clusters (any C >= 1 is correct: clusters never wait for one another). Returns false when unset;
-// throws on a value below 1.
-bool resident_clusters_override(int& clusters);
 
 }  // namespace fp4gemm::cuda_decode

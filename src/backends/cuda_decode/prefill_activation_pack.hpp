@@ -17,7 +17,7 @@
 #include <cstdint>
 
 #include "backends/cuda_decode/decode_layout.hpp"
-#include "backends/cuda_decode/decode_tuning.hpp"
+#include "backends/cuda_decode/prefill_tuning.hpp"
 
 namespace fp4gemm::cuda_decode {
 

@@ -1,12 +1,12 @@
 #pragma once
 // The shared-memory budget of the activation-resident wgmma kernel (sm90_resident_gemm.cu): the
 // kernel lays its shared memory out by it, and the host's shape rule (choose_resident_shape in
-// decode_tuning.cpp) sizes the K split by it.
+// resident_tuning.cpp) sizes the K split by it.
 #include <cstdint>
 
 #include "backends/cuda_decode/activation_pack_layout.hpp"
 #include "backends/cuda_decode/decode_layout.hpp"
-#include "backends/cuda_decode/decode_tuning.hpp"
+#include "backends/cuda_decode/resident_tuning.hpp"
 
 namespace fp4gemm::cuda_decode {
 

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "backends/cuda_decode/decode_tuning.hpp"
+#include "backends/cuda_decode/prefill_tuning.hpp"
 #include "backends/cuda_decode/kernel_problem.hpp"
 
 namespace fp4gemm::cuda_decode {
