@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
+#include <optional>
 #include <vector>
 
 #include "backends/cuda_common/cuda_check.hpp"
@@ -272,13 +273,13 @@ std::string CudaDecodeBackend::kernel_plan(const GemmProblem& problem, const Dev
 
 std::string CudaDecodeBackend::kernel_name(const GemmProblem& problem, const DeviceInfo& device) const {
   try {
-    if (!device.probed || !device.is_cuda()) {
-      return cuda_decode::decode_kernel_name(
-          cuda_decode::choose_decode_kernel(problem.m, problem.n, problem.k, device.sm(), device.multiprocessors));
-    }
-    cuda::DeviceGuard guard(device.index);
-    return cuda_decode::decode_kernel_name(cuda_decode::choose_decode_kernel(
-        problem.m, problem.n, problem.k, device.sm(), device.multiprocessors, cuda_decode::decode_gemm_resident_ctas_per_sm));
+    // On a probed GPU the switch weighs the kernels' occupancy, which is asked of that device.
+    const bool probed = device.probed && device.is_cuda();
+    std::optional<cuda::DeviceGuard> guard;
+    if (probed) guard.emplace(device.index);
+    return cuda_decode::decode_kernel_name(
+        cuda_decode::choose_decode_kernel(problem.m, problem.n, problem.k, device.sm(), device.multiprocessors,
+                                          probed ? cuda_decode::decode_gemm_resident_ctas_per_sm : nullptr));
   } catch (const Error&) {
     return "";  // a malformed FP4GEMM_DECODE_KERNEL: kernel_plan() says so, run() throws it
   }

@@ -138,8 +138,9 @@ std::optional<LaunchShape> one_wave_tile_pairs(int m_tiles, std::int64_t n, int 
   return best;
 }
 
-}  // namespace
-
+// The tile-pair shape of three or four activation tiles (M = 17-32) whose grid for N rows fits one
+// wave at the most resident warps per SM, at least min_many_tile_pair_warps_per_sm(M); none for
+// other M, where none qualifies, or without the occupancy.
 std::optional<LaunchShape> many_tile_pairs_in_one_wave(std::int64_t m, std::int64_t n, int multiprocessors,
                                                        const ResidentCtasPerSm& resident_ctas_per_sm) {
   const int m_tiles = activation_tiles(m);
@@ -147,6 +148,8 @@ std::optional<LaunchShape> many_tile_pairs_in_one_wave(std::int64_t m, std::int6
   return one_wave_tile_pairs(m_tiles, n, multiprocessors, min_many_tile_pair_warps_per_sm(m), resident_ctas_per_sm);
 }
 
+// Whether those pairs run ahead of the wgmma kernel the rules picked (decode_tuning.hpp, above
+// kPairsAheadOfWgmmaMaxChunksPerWarp).
 bool tile_pairs_ahead_of_wgmma(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors,
                                const ResidentCtasPerSm& resident_ctas_per_sm) {
   const auto pairs = many_tile_pairs_in_one_wave(m, n, multiprocessors, resident_ctas_per_sm);
@@ -157,6 +160,8 @@ bool tile_pairs_ahead_of_wgmma(std::int64_t m, std::int64_t n, std::int64_t k, i
   }
   return wgmma.splits > 1;
 }
+
+}  // namespace
 
 LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool programmatic,
                                 const ResidentCtasPerSm& resident_ctas_per_sm) {

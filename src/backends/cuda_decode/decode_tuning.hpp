@@ -5,7 +5,6 @@
 // Measurements behind the choice: bench/results/ (dated files; H200, and from session 29 H100 too).
 #include <cstdint>
 #include <functional>
-#include <optional>
 
 #include "backends/cuda_decode/prefill_tuning.hpp"
 #include "backends/cuda_decode/resident_tuning.hpp"
@@ -233,13 +232,8 @@ constexpr double min_many_tile_pair_warps_per_sm(std::int64_t m) {
 // 1x4 against 1x8 and the bounded 1x8: 4352x4096 10.97 / 14.04 / 12.04 us, 4608x3584 10.10 /
 // 13.59 / 13.48, 4608x8192 19.36 / 23.24 / 20.52; 5120x8192 19.32 against the bounded 1x4's 19.60.
 
-// The tile-pair shape of three or four activation tiles (M = 17-32) whose grid for N rows fits one
-// wave at the most resident warps per SM, at least min_many_tile_pair_warps_per_sm(M); none for
-// other M, where none qualifies, or without the occupancy. choose_launch_shape takes it first.
-std::optional<LaunchShape> many_tile_pairs_in_one_wave(std::int64_t m, std::int64_t n, int multiprocessors,
-                                                       const ResidentCtasPerSm& resident_ctas_per_sm);
-
-// Where the kernel rules pick wgmma at M <= 32, such tile pairs run instead (mma.sync) if wgmma's
+// Where the kernel rules pick wgmma at M <= 32, the tile pairs of three or four activation tiles
+// that fit one wave (choose_launch_shape takes them first) run instead (mma.sync) if wgmma's
 // own grid splits K and each pair warp streams at most kPairsAheadOfWgmmaMaxChunksPerWarp chunks;
 // against a stream-K wgmma grid the pairs also need kMinPairsAheadOfStreamKWarpsPerSm resident
 // warps per SM. The pairs skip wgmma's activation pack, pipeline fill and split-K sums; a whole-K
@@ -257,8 +251,6 @@ std::optional<LaunchShape> many_tile_pairs_in_one_wave(std::int64_t m, std::int6
 //   14336 1.09, H100 K = 4096 0.85.
 inline constexpr int kPairsAheadOfWgmmaMaxChunksPerWarp = 96;
 inline constexpr double kMinPairsAheadOfStreamKWarpsPerSm = 9.5;
-bool tile_pairs_ahead_of_wgmma(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors,
-                               const ResidentCtasPerSm& resident_ctas_per_sm);
 
 // Waves of the shape's grid of `ctas` CTAs on `resident_ctas_per_sm` x `multiprocessors` slots; 0
 // when the occupancy is unknown.
