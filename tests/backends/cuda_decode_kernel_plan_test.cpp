@@ -59,7 +59,7 @@ TEST(CudaDecodeKernelPlan, NamesTheKernelAndShapeTheRulesPickOnAnH200) {
   EXPECT_EQ(w4a4.rfind("NVFP4 activations dequantized to BF16 first", 0), 0u) << w4a4;
 }
 
-// A wgmma grid that fits the SMs runs one CTA per SM (decode_tuning.hpp, wgmma_one_cta_per_sm);
+// A wgmma grid that fits the SMs runs one CTA per SM (wgmma_tuning.hpp, wgmma_one_cta_per_sm);
 // the plan says so, and only then.
 TEST(CudaDecodeKernelPlan, AWgmmaGridThatFitsTheSmsRunsOneCtaPerSm) {
   unsetenv("FP4GEMM_DECODE_KERNEL");

@@ -662,7 +662,7 @@ TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
   EXPECT_EQ(ruled.stream_ctas, 132);
 }
 
-// Where the stream-K grid replaces the data-parallel one on 132 SMs (decode_tuning.hpp,
+// Where the stream-K grid replaces the data-parallel one on 132 SMs (wgmma_tuning.hpp,
 // kWgmmaStreamMaxFill; bench/results/2026-12-01-h200-s20.md, call 3), at every token width.
 TEST(CudaDecodeTuning, StreamKGridWhereTheDataParallelOneLeavesSmsIdle) {
   unsetenv("FP4GEMM_WGMMA_SHAPE");

@@ -35,6 +35,7 @@
 #include "backends/cuda_common/dynamic_shared_limit.hpp"
 #include "backends/cuda_decode/activation_pack.hpp"
 #include "backends/cuda_decode/decode_device.cuh"
+#include "backends/cuda_decode/resident_tuning.hpp"  // kSm90SharedBytesPerBlock
 #include "backends/cuda_common/programmatic_launch.cuh"
 #include "backends/cuda_decode/sm90_async_ops.cuh"
 #include "backends/cuda_decode/sm90_wgmma_chunk.cuh"
@@ -275,7 +276,7 @@ __global__ void __launch_bounds__(wgmma_cta_threads(kWarpgroups), kStreamed ? st
     };
     // Software-pipelined: the wgmmas of chunk c run while the warp decodes chunk c + 1 into another
     // fragment set, so the tensor pipe and the decode overlap inside each warpgroup;
-    // kWgmmaGroupsInFlight groups stay issued while it decodes (decode_tuning.hpp). A fragment set
+    // kWgmmaGroupsInFlight groups stay issued while it decodes (wgmma_tuning.hpp). A fragment set
     // is rewritten only after `wgmma_wait` has retired the group that read it, and no instruction
     // touches a fragment of an in-flight group (else ptxas serializes every wgmma, C7513).
     constexpr int kInFlight = kWgmmaGroupsInFlight, kSets = kInFlight + 1;

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "backends/cuda_decode/decode_tuning.hpp"
+#include "backends/cuda_decode/wgmma_tuning.hpp"
 #include "backends/cuda_decode/kernel_problem.hpp"
 #include "backends/cuda_decode/stream_k_partition.hpp"
 
