@@ -758,6 +758,44 @@ TEST(CudaDecodeTuning, WgmmaSplitsThatAreNotAPowerOfTwoAreNotCompiled) {
 }
 #endif
 
+// Weights of few rows at M <= 8 split K over clusters (decode_tuning.hpp, kClusteredWarpsK), as
+// measured on the H200 (bench/results/2026-12-02-s30.md, call 3); the rows where clusters lost keep
+// the unclustered rule, and so do two activation tiles.
+TEST(CudaDecodeTuning, FewRowWeightsSplitKOverClusters) {
+  const auto cluster_of = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    const LaunchShape shape = choose_launch_shape(m, n, k, 132, true, h200_resident_ctas_per_sm);
+    return shape.cluster_k;
+  };
+  EXPECT_EQ(cluster_of(1, 512, 8192), 8);
+  EXPECT_EQ(cluster_of(8, 512, 8192), 8);
+  EXPECT_EQ(cluster_of(1, 512, 4096), 4);
+  EXPECT_EQ(cluster_of(1, 256, 4096), 4);
+  EXPECT_EQ(cluster_of(1, 1024, 4096), 4);
+  EXPECT_EQ(cluster_of(1, 1024, 8192), 4);   // 8 would take 512 CTAs, over two per SM
+  EXPECT_EQ(cluster_of(1, 1024, 2048), 1);   // K = 2048: clusters lost
+  EXPECT_EQ(cluster_of(1, 1536, 4096), 1);   // 96 CTAs: over half of the SMs
+  EXPECT_EQ(cluster_of(1, 2048, 8192), 1);
+  EXPECT_EQ(cluster_of(16, 512, 8192), 1);   // two activation tiles
+  EXPECT_EQ(cluster_of(1, 12288, 4096), 1);  // issue 3's shapes are untouched
+  const LaunchShape shape = choose_launch_shape(1, 512, 4096, 132, true, h200_resident_ctas_per_sm);
+  EXPECT_EQ(shape.warps_n, 1);
+  EXPECT_EQ(shape.warps_k, kClusteredWarpsK);
+  EXPECT_EQ(shape.tiles_per_warp, 1);
+  EXPECT_EQ(grid_ctas(shape, 512), 128);
+  EXPECT_TRUE(programmatic_at_any_fill(shape));  // PDL although 128 CTAs fill a third of the slots
+  EXPECT_FALSE(programmatic_at_any_fill(choose_launch_shape(1, 1536, 4096, 132, true, h200_resident_ctas_per_sm)));
+  // The same without the occupancy (a simulated GPU): the rule needs only the SM count.
+  EXPECT_EQ(choose_launch_shape(1, 512, 4096, 132, true).cluster_k, 4);
+  EXPECT_EQ(choose_launch_shape(1, 512, 4096, 0, true).cluster_k, 1);  // SMs unknown
+}
+
+// A clustered shape's grid is its row CTAs times the cluster: every cluster covers one row block.
+TEST(CudaDecodeTuning, AClusteredGridHasAClusterPerRowBlock) {
+  EXPECT_EQ(grid_ctas(LaunchShape{1, 1, 8}, 512), 32);
+  EXPECT_EQ(grid_ctas(LaunchShape{1, 1, 8, 1, false, 4}, 512), 128);
+  EXPECT_EQ(grid_ctas(LaunchShape{1, 1, 8, 1, false, 4}, 37), 12);  // 3 row tiles, the last partial
+}
+
 TEST(CudaDecodeTuning, TheShapeKnobTakesTilesPerWarpOptionally) {
   LaunchShape shape{2, 1, 4};
   EXPECT_EQ(shape.tiles_per_warp, 1);
@@ -788,7 +826,12 @@ TEST(CudaDecodeTuning, TheShapeKnobTakesTilesPerWarpOptionally) {
   setenv("FP4GEMM_DECODE_SHAPE", "1:8:1:0", 1);
   EXPECT_TRUE(shape_override(shape));
   EXPECT_FALSE(shape.register_bounded);
-  for (const char* bad : {"1", "0:4", "1:4:0", "x:y", "1:8:1:2"}) {
+  EXPECT_EQ(shape.cluster_k, 1);
+  setenv("FP4GEMM_DECODE_SHAPE", "1:8:1:0:4", 1);  // K split over clusters of four CTAs too
+  EXPECT_TRUE(shape_override(shape));
+  EXPECT_EQ(shape.cluster_k, 4);
+  EXPECT_EQ(shape.warps_k, 8);
+  for (const char* bad : {"1", "0:4", "1:4:0", "x:y", "1:8:1:2", "1:8:1:0:0", "1:8:1:0:9"}) {
     setenv("FP4GEMM_DECODE_SHAPE", bad, 1);
     EXPECT_THROW(shape_override(shape), Error) << bad;
   }

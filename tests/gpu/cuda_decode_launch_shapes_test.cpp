@@ -24,16 +24,17 @@ TEST(CudaDecodeLaunchShapes, EveryCompiledShapeMatchesTheReference) {
   const CheckResult usable = backend->check_device(*gpu);
   if (!usable) GTEST_SKIP() << "cuda_decode cannot run on " << gpu->to_string() << ": " << usable.reason;
   TestStream stream;
-  int shapes_run = 0, bounded_shapes_run = 0;
+  int shapes_run = 0, bounded_shapes_run = 0, clustered_shapes_run = 0;
   for (int tiles_per_warp : {1, 2}) {
     for (int warps_n : {1, 2, 4, 8}) {
       for (int warps_k : {1, 2, 4, 5, 8, 12, 16, 24}) {  // 5, 12, 16, 24: the paired-fill and wide K splits
         for (std::int64_t m : {1, 3, 9, 16, 17, 24, 25, 32, 64}) {
           for (bool bounded : {false, true}) {
-            const cuda_decode::LaunchShape shape{cuda_decode::activation_tiles(m), warps_n, warps_k, tiles_per_warp, bounded};
+           for (int cluster_k : {1, 2, 4, 8}) {
+            const cuda_decode::LaunchShape shape{cuda_decode::activation_tiles(m), warps_n, warps_k, tiles_per_warp, bounded, cluster_k};
             if (!cuda_decode::is_compiled_shape(shape)) continue;
             const std::string name = std::to_string(warps_n) + ":" + std::to_string(warps_k) + ":" + std::to_string(tiles_per_warp) +
-                                     ":" + std::to_string(int(bounded));
+                                     ":" + std::to_string(int(bounded)) + ":" + std::to_string(cluster_k);
             const ScopedEnv forced("FP4GEMM_DECODE_SHAPE", name);
             // 37 and 300 rows: partial CTAs (37 is 3 tiles: a warp's second tile past N); K = 16, 80,
             // 1040: partial chunks; 4160 = 65 chunks, which no split divides; 16 and 80 leave most
@@ -58,15 +59,18 @@ TEST(CudaDecodeLaunchShapes, EveryCompiledShapeMatchesTheReference) {
             }
             ++shapes_run;
             if (bounded) ++bounded_shapes_run;
+            if (cluster_k > 1) ++clustered_shapes_run;
+           }
           }
         }
       }
     }
   }
   // Every entry of FP4GEMM_DECODE_SHAPES (sm90_decode_gemm.cu) at each M of its activation tiles:
-  // 39 shapes, 37 at two values of M and the two 8-tile ones at one.
-  EXPECT_EQ(shapes_run, 76) << "a compiled shape the loops above do not reach, or one fewer";
+  // 45 shapes, 43 at two values of M and the two 8-tile ones at one.
+  EXPECT_EQ(shapes_run, 88) << "a compiled shape the loops above do not reach, or one fewer";
   EXPECT_EQ(bounded_shapes_run, 8) << "the four register-bounded shapes at M = 25 and 32";
+  EXPECT_EQ(clustered_shapes_run, 12) << "the six clustered shapes at M = 1 and 3 or 9 and 16";
 }
 
 // M = 1 on 28672x8192 runs 896 CTAs of 1x4 warps with two weight tiles each; on the H200's 132 SMs

@@ -160,12 +160,28 @@ bool tile_pairs_ahead_of_wgmma(std::int64_t m, std::int64_t n, std::int64_t k, i
   return wgmma.splits > 1;
 }
 
+// One activation tile on a weight of few rows (decode_tuning.hpp, kClusteredWarpsK): the clustered
+// shape that replaces the rule's `shape`, or `shape` where none does.
+LaunchShape clustered_for_few_rows(const LaunchShape& shape, std::int64_t n, std::int64_t k, int multiprocessors) {
+  if (shape.m_tiles != 1 || multiprocessors <= 0 || 2 * grid_ctas(shape, n) > multiprocessors) return shape;
+  const std::int64_t chunks = chunks_covering(k);
+  if (chunks < kMinClusteredChunks) return shape;
+  LaunchShape clustered{1, 1, kClusteredWarpsK};
+  const std::int64_t row_ctas = grid_ctas(clustered, n);
+  const auto fits = [&](int cluster_k) {
+    return cluster_k <= kMaxDecodeClusterK && row_ctas * cluster_k <= std::int64_t(kMaxClusteredGridPerSm) * multiprocessors &&
+           chunks >= std::int64_t(kMinChunksPerClusteredWarp) * kClusteredWarpsK * cluster_k;
+  };
+  while (fits(2 * clustered.cluster_k)) clustered.cluster_k *= 2;
+  return clustered.cluster_k > 1 ? clustered : shape;
+}
+
 }  // namespace
 
 LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool programmatic,
                                 const ResidentCtasPerSm& resident_ctas_per_sm) {
-  const LaunchShape shape = rule_shape(m, n, k, multiprocessors, programmatic);
-  if (!resident_ctas_per_sm) return shape;
+  const LaunchShape shape = clustered_for_few_rows(rule_shape(m, n, k, multiprocessors, programmatic), n, k, multiprocessors);
+  if (!resident_ctas_per_sm || shape.cluster_k > 1) return shape;
   if (const auto pairs = many_tile_pairs_in_one_wave(m, n, multiprocessors, resident_ctas_per_sm)) return *pairs;
   if (shape.m_tiles != kRegisterBoundedMTiles) return fit_to_one_wave(shape, n, multiprocessors, resident_ctas_per_sm);
   const std::int64_t chunks = chunks_covering(k);
@@ -183,7 +199,7 @@ LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, 
 std::int64_t grid_ctas(const LaunchShape& shape, std::int64_t n) {
   const std::int64_t row_tiles = (n + kTileRows - 1) / kTileRows;
   const std::int64_t cta_tiles = std::int64_t(shape.warps_n) * shape.tiles_per_warp;
-  return (row_tiles + cta_tiles - 1) / cta_tiles;
+  return (row_tiles + cta_tiles - 1) / cta_tiles * shape.cluster_k;
 }
 
 double resident_warps_per_sm(const LaunchShape& shape, std::int64_t n, int multiprocessors, const ResidentCtasPerSm& resident_ctas_per_sm) {
@@ -199,12 +215,13 @@ double shape_waves(const LaunchShape& shape, std::int64_t n, int multiprocessors
 bool shape_override(LaunchShape& shape) {
   const char* text = tuning_knob("FP4GEMM_DECODE_SHAPE");
   if (text == nullptr) return false;
-  int warps_n = 0, warps_k = 0, tiles_per_warp = 1, bounded = 0;
-  const int fields = std::sscanf(text, "%d:%d:%d:%d", &warps_n, &warps_k, &tiles_per_warp, &bounded);
-  if (fields < 2 || warps_n < 1 || warps_k < 1 || tiles_per_warp < 1 || (bounded != 0 && bounded != 1)) {
-    throw_invalid(std::string("FP4GEMM_DECODE_SHAPE must look like 2:4, 2:4:2 or 1:8:1:1 "
-                              "(warps_n:warps_k[:tiles_per_warp[:bounded 0 or 1]]), not '") +
-                  text + "'");
+  int warps_n = 0, warps_k = 0, tiles_per_warp = 1, bounded = 0, cluster_k = 1;
+  const int fields = std::sscanf(text, "%d:%d:%d:%d:%d", &warps_n, &warps_k, &tiles_per_warp, &bounded, &cluster_k);
+  if (fields < 2 || warps_n < 1 || warps_k < 1 || tiles_per_warp < 1 || (bounded != 0 && bounded != 1) || cluster_k < 1 ||
+      cluster_k > kMaxDecodeClusterK) {
+    throw_invalid(std::string("FP4GEMM_DECODE_SHAPE must look like 2:4, 2:4:2, 1:8:1:1 or 1:8:1:0:4 "
+                              "(warps_n:warps_k[:tiles_per_warp[:bounded 0 or 1[:cluster_k 1-") +
+                  std::to_string(kMaxDecodeClusterK) + "]]]), not '" + text + "'");
   }
   if (bounded == 1 && shape.m_tiles != kRegisterBoundedMTiles) {
     throw_invalid(std::string("FP4GEMM_DECODE_SHAPE '") + text +
@@ -215,6 +232,7 @@ bool shape_override(LaunchShape& shape) {
   shape.warps_k = warps_k;
   shape.tiles_per_warp = tiles_per_warp;
   shape.register_bounded = bounded == 1;
+  shape.cluster_k = cluster_k;
   return true;
 }
 

@@ -160,14 +160,39 @@ inline constexpr int kPairedFillWarpsK = 5;
 inline constexpr int kMinCtaWarps = 4;
 
 // A CTA is warps_n x warps_k warps: warps_n weight-row tiles (16 rows each) side by side, sharing
-// activation loads through L1; warps_k warps splitting K, reduced through shared memory.
+// activation loads through L1; warps_k warps splitting K, reduced through shared memory. With
+// cluster_k > 1, cluster_k CTAs of one cluster share the same rows and split K between them too
+// (warps_k x cluster_k ways), summed through distributed shared memory.
 struct LaunchShape {
   int m_tiles;   // activation tiles of 8 rows: activation_tiles(M)
   int warps_n;
   int warps_k;
   int tiles_per_warp = 1;  // weight tiles of 16 rows each warp multiplies with one activation load
   bool register_bounded = false;  // four activation tiles only: the form bounded to kRegisterBoundedWarpsPerSm
+  int cluster_k = 1;
 };
+inline constexpr int kMaxDecodeClusterK = 8;  // the portable cluster size
+
+// Few weight rows: a CTA covers whole row tiles, so a weight of R rows runs at most R / 16 CTAs and
+// leaves SMs idle, each warp streaming its chunks one after another (H200, M = 1, same bytes,
+// bench/results/2026-12-02-s30.md call 2: 512x4096 in 32 CTAs 4.0 us, 4096x512 in 256 CTAs 2.4).
+// Where one activation tile's rule grid fills at most half of the SMs and K holds
+// kMinClusteredChunks chunks or more, K is split over clusters of CTAs too: 1 x kClusteredWarpsK
+// warps per CTA, the largest cluster (a power of two, at most kMaxDecodeClusterK) whose grid stays
+// within kMaxClusteredGridPerSm CTAs per SM and leaves each warp kMinChunksPerClusteredWarp
+// chunks. H200, M = 1 / 8, same run, against the unclustered rule (call 3): 512x8192 (8-CTA
+// clusters) 5.98 / 6.13 -> 3.79 / 4.00 us, 512x4096 (4) 4.19 / 4.28 -> 3.53 / 3.61, 256x4096 (4)
+// 3.83 / 3.93 -> 3.12 / 3.18, 1024x8192 (4) 6.23 / 6.36 -> 5.30 / 5.58, 1024x4096 (4) 4.32 / 4.41
+// -> 3.98 / 4.14. Left alone because clusters lost: K = 2048 (1024x2048 3.02 -> 3.26 with 2-CTA
+// clusters) and rule grids of 96 CTAs or more (1536x4096, 2048x4096: 1.00-1.3x; 2048x8192 and
+// 3072x4096 gained 4-11% with 2-CTA clusters at M = 1, but 3072x4096 lost 35% at M = 16). Two
+// activation tiles (M = 9-16) gained less and not everywhere (512x8192 0.81, 512x4096 1.00), so
+// they keep the unclustered rule. The clustered grids take PDL at any fill
+// (programmatic_at_any_fill), which gained as much again (call 4).
+inline constexpr int kClusteredWarpsK = 8;
+inline constexpr std::int64_t kMinClusteredChunks = 64;  // K >= 4096
+inline constexpr int kMaxClusteredGridPerSm = 2;
+inline constexpr int kMinChunksPerClusteredWarp = 2;
 
 // Tile pairs of three or four activation tiles (one_wave_tile_pairs, kMinManyTilePairWarpsPerSm).
 constexpr bool is_many_tile_pair(const LaunchShape& shape) { return shape.tiles_per_warp == 2 && shape.m_tiles > kMaxPairedMTiles; }
@@ -262,7 +287,8 @@ constexpr double grid_waves(std::int64_t ctas, int resident_ctas_per_sm, int mul
 // launch may use PDL (programmatic_launch_policy is not off); the 5- and 12-way K splits
 // (kPairedFillWarpsK, kWideWarpsK) exist only to fill the GPU for PDL and measured slower without
 // it on two of the three rows (12288x4096 M = 16 11.7 -> 12.0 us, 4096x4096 M = 1 5.45 -> 5.8), so
-// they are used only then. With `resident_ctas_per_sm`, a grid of more than one wave is
+// they are used only then. Weights of few rows split K over clusters (kClusteredWarpsK). With
+// `resident_ctas_per_sm`, a grid of more than one wave is
 // replaced as kMaxTailWaves and kMaxRowPairWaves say, and four activation tiles take the
 // register-bounded form where kMinRegisterBoundedWarpGain says; without it the shape is the rule's
 // alone (unbounded).
@@ -278,10 +304,12 @@ double shape_waves(const LaunchShape& shape, std::int64_t n, int multiprocessors
 // Warps of `shape`'s grid resident per SM on average, at its occupancy (0 when unknown).
 double resident_warps_per_sm(const LaunchShape& shape, std::int64_t n, int multiprocessors, const ResidentCtasPerSm& resident_ctas_per_sm);
 
-// Tuning knob for measurements only: FP4GEMM_DECODE_SHAPE="warps_n:warps_k[:tiles_per_warp[:bounded]]"
-// overrides the CTA shape (m_tiles still follows M; bounded 1 takes the register-bounded form, 0 or
-// absent the unbounded one). Returns false when unset; throws on a malformed value, and on bounded 1
-// where `shape.m_tiles` is not 4 (the only register-bounded kernel).
+// Tuning knob for measurements only:
+// FP4GEMM_DECODE_SHAPE="warps_n:warps_k[:tiles_per_warp[:bounded[:cluster_k]]]" overrides the CTA
+// shape (m_tiles still follows M; bounded 1 takes the register-bounded form, 0 or absent the
+// unbounded one; cluster_k 1-kMaxDecodeClusterK CTAs per cluster, 1 when absent). Returns false when
+// unset; throws on a malformed value, and on bounded 1 where `shape.m_tiles` is not 4 (the only
+// register-bounded kernel).
 bool shape_override(LaunchShape& shape);
 
 // Programmatic dependent launch (PDL, programmatic_launch.cuh): a call's kernel is scheduled while
@@ -310,6 +338,13 @@ inline constexpr double kProgrammaticMinSlotFraction = 0.9;
 constexpr bool grid_fills_gpu(std::int64_t ctas, int resident_ctas_per_sm, int multiprocessors) {
   return resident_ctas_per_sm > 0 && double(ctas) >= kProgrammaticMinSlotFraction * resident_ctas_per_sm * multiprocessors;
 }
+// Except the clustered grids of few-row weights (kClusteredWarpsK), which fill at most two thirds
+// of the slots yet gain from PDL at every size the rule gives them. H200, M = 1 / 8, same run, PDL
+// forced against the rule without it (bench/results/2026-12-02-s30.md, call 4): 512x4096 3.53 /
+// 3.62 -> 2.74 / 2.99 us, 512x8192 3.99 / 4.20 -> 3.21 / 3.48, 256x4096 3.12 / 3.17 -> 2.43 / 2.56,
+// 1024x4096 3.97 / 4.13 -> 3.19 / 3.38, 1024x8192 5.23 / 5.53 -> 4.15 / 4.20, 512x16384 5.31 /
+// 5.62 -> 4.14 / 4.32, 768x4096 3.64 / 3.75 -> 2.93 / 3.12.
+constexpr bool programmatic_at_any_fill(const LaunchShape& shape) { return shape.cluster_k > 1; }
 
 // ---- The kernel switch: where the wgmma kernel (SM 9.0 only) runs instead of mma.sync ----
 // Where the wgmma kernel replaces the mma.sync one on SM 9.0, measured on the H200 with both forced

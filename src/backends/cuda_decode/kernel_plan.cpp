@@ -55,12 +55,18 @@ std::string kernel_reason(DecodeKernel kernel, const GemmProblem& problem, const
 }
 
 std::string shape_name(const LaunchShape& shape) {
-  return std::to_string(shape.warps_n) + "x" + std::to_string(shape.warps_k) + (shape.tiles_per_warp == 2 ? "x2" : "");
+  return std::to_string(shape.warps_n) + "x" + std::to_string(shape.warps_k) + (shape.tiles_per_warp == 2 ? "x2" : "") +
+         (shape.cluster_k > 1 ? " in clusters of " + std::to_string(shape.cluster_k) : "");
 }
 
 // Why the size rule (choose_launch_shape without occupancy) chose `shape`.
 void describe_size_rule(const LaunchShape& shape, std::ostringstream& text) {
-  if (shape.tiles_per_warp == 2 && (shape.warps_k == kPairedWideWarpsK || shape.warps_k == kPairedWiderWarpsK)) {
+  if (shape.cluster_k > 1) {
+    text << " (one activation tile on a weight of few rows: CTAs of whole row tiles would fill at most half of the SMs, so K is "
+            "also split over the largest cluster whose grid stays within "
+         << kMaxClusteredGridPerSm << " CTAs per SM and leaves each warp " << kMinChunksPerClusteredWarp << " chunks or more; from K = "
+         << kMinClusteredChunks * kChunkK << ")";
+  } else if (shape.tiles_per_warp == 2 && (shape.warps_k == kPairedWideWarpsK || shape.warps_k == kPairedWiderWarpsK)) {
     text << " (M <= " << 8 * kMaxPairedMTiles << ": too few tile pairs to fill " << min_grid_warps_per_sm(shape.m_tiles)
          << " warps per SM at the usual K splits, but one CTA of " << shape.warps_k
          << " warps per pair covers " << int(kPairedWideMinSmFill * 100) << "% of the SMs or more in one wave; each activation load "
@@ -78,17 +84,23 @@ void describe_size_rule(const LaunchShape& shape, std::ostringstream& text) {
   }
 }
 
-void describe_mma(const GemmProblem& problem, const DeviceInfo& device, const ResidentCtasPerSm& resident_ctas_per_sm,
-                  std::ostringstream& text) {
+// Returns the shape described (the one the launcher runs).
+LaunchShape describe_mma(const GemmProblem& problem, const DeviceInfo& device, const ResidentCtasPerSm& resident_ctas_per_sm,
+                         std::ostringstream& text) {
   const bool programmatic = programmatic_launch_policy(device.sm()) != ProgrammaticLaunch::off;
   const LaunchShape rule = choose_launch_shape(problem.m, problem.n, problem.k, device.multiprocessors, programmatic);
   LaunchShape shape = choose_launch_shape(problem.m, problem.n, problem.k, device.multiprocessors, programmatic, resident_ctas_per_sm);
-  const bool wave_fitted = shape.warps_n != rule.warps_n || shape.warps_k != rule.warps_k || shape.tiles_per_warp != rule.tiles_per_warp;
+  const bool wave_fitted = shape.warps_n != rule.warps_n || shape.warps_k != rule.warps_k || shape.tiles_per_warp != rule.tiles_per_warp ||
+                           shape.cluster_k != rule.cluster_k;
   const bool overridden = shape_override(shape);
   const std::int64_t cta_tiles = std::int64_t(shape.warps_n) * shape.tiles_per_warp;
   text << plural(grid_ctas(shape, problem.n), "CTA", "CTAs") << " of " << shape.warps_n << "x" << shape.warps_k << " warps ("
-       << kTileRows * cta_tiles << " weight rows, K split " << plural(shape.warps_k, "way", "ways") << "), "
-       << plural(shape.tiles_per_warp, "weight tile", "weight tiles") << " of 16 rows per warp";
+       << kTileRows * cta_tiles << " weight rows, K split " << plural(shape.warps_k * shape.cluster_k, "way", "ways");
+  if (shape.cluster_k > 1) {
+    text << ": " << shape.warps_k << " warps in each of a cluster of " << shape.cluster_k
+         << " CTAs, summed through distributed shared memory";
+  }
+  text << "), " << plural(shape.tiles_per_warp, "weight tile", "weight tiles") << " of 16 rows per warp";
   if (overridden) {
     text << " [FP4GEMM_DECODE_SHAPE]";
   } else if (is_many_tile_pair(shape)) {
@@ -127,6 +139,7 @@ void describe_mma(const GemmProblem& problem, const DeviceInfo& device, const Re
          << (overridden ? "" : std::string(" (its grid keeps more than ") + gain + "x the warps per SM of the unbounded kernel's)");
   }
   text << ", activation rows in MMA passes of " << 8 * shape.m_tiles;
+  return shape;
 }
 
 void describe_wgmma(const GemmProblem& problem, const DeviceInfo& device, std::ostringstream& text) {
@@ -218,11 +231,13 @@ void describe_prefill(const GemmProblem& problem, const DeviceInfo& device, std:
 }
 
 // Whether the kernel is launched with programmatic dependent launch, and by which rule.
-std::string describe_programmatic_launch(ProgrammaticLaunch policy, DecodeKernel kernel, int sm) {
+// `mma_shape`: the mma.sync kernel's shape (for DecodeKernel::mma).
+std::string describe_programmatic_launch(ProgrammaticLaunch policy, DecodeKernel kernel, const LaunchShape& mma_shape, int sm) {
   if (sm < 90) return "no programmatic dependent launch (SM 9.0 and newer)";
   if (policy == ProgrammaticLaunch::off) return "no programmatic dependent launch [FP4GEMM_PDL=0]";
   if (policy == ProgrammaticLaunch::on) return "programmatic dependent launch [FP4GEMM_PDL=1]";
   if (kernel != DecodeKernel::mma) return "programmatic dependent launch (the next kernel enters after the main loop)";
+  if (programmatic_at_any_fill(mma_shape)) return "programmatic dependent launch (a clustered grid takes it at any fill)";
   return "programmatic dependent launch when the grid fills " + std::to_string(int(kProgrammaticMinSlotFraction * 100)) +
          "% of the GPU's resident CTA slots (the kernel's occupancy, checked at launch)";
 }
@@ -236,13 +251,14 @@ std::string describe_kernel_plan(const GemmProblem& problem, const DeviceInfo& d
         choose_decode_kernel(problem.m, problem.n, problem.k, device.sm(), device.multiprocessors, resident_ctas_per_sm);
     if (problem.activation == ActivationType::nvfp4) text << "NVFP4 activations dequantized to BF16 first (exact); ";
     text << decode_kernel_name(kernel) << " kernel (" << kernel_reason(kernel, problem, device, resident_ctas_per_sm) << "): ";
+    LaunchShape mma_shape{};
     switch (kernel) {
-      case DecodeKernel::mma: describe_mma(problem, device, resident_ctas_per_sm, text); break;
+      case DecodeKernel::mma: mma_shape = describe_mma(problem, device, resident_ctas_per_sm, text); break;
       case DecodeKernel::wgmma: describe_wgmma(problem, device, text); break;
       case DecodeKernel::resident: describe_resident(problem, text); break;
       case DecodeKernel::prefill: describe_prefill(problem, device, text); break;
     }
-    text << "; " << describe_programmatic_launch(programmatic_launch_policy(device.sm()), kernel, device.sm());
+    text << "; " << describe_programmatic_launch(programmatic_launch_policy(device.sm()), kernel, mma_shape, device.sm());
   } catch (const Error& error) {
     return std::string("cannot plan: ") + error.what();
   }

@@ -2,6 +2,8 @@
 // registers and multiplied on the tensor cores with mma.sync.m16n8k16 (FP32 accumulate).
 // Hopper has no FP4 MMA, so this is the exact path: every e2m1 x e4m3 product is exact in BF16.
 // The decode trick and its 2^-8 compensation: decode_device.cuh.
+#include <cooperative_groups.h>
+
 #include <type_traits>
 
 #include "backends/cuda_decode/decode_device.cuh"
@@ -68,7 +70,9 @@ __device__ __forceinline__ void compute_chunk(const uint4& code_words, std::uint
 // kTilesPerWarp weight tiles per warp (side by side in one record) share each activation load:
 // half the L2 -> SM activation bytes per weight byte at 2 (decode_tuning.hpp).
 // kBounded: the register-bounded form of the four-tile kernel (LaunchShape::register_bounded).
-template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp, bool kBounded>
+// kClusterK > 1: K is split over the kClusterK CTAs of a cluster too (LaunchShape::cluster_k), whose
+// sums the cluster's first CTA adds through distributed shared memory and stores.
+template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp, bool kBounded, int kClusterK>
 __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK,
                                   min_resident_warps(kMTiles, kWarpsN * kWarpsK, kTilesPerWarp, kBounded) / (kWarpsN * kWarpsK))
     decode_gemm_kernel(const DecodeGemmArgs args) {
@@ -87,6 +91,8 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK,
 
   __shared__ std::uint32_t scale_table[256];  // E4M3 code -> BF16x2 pair (both lanes the scale)
   __shared__ float partial[kWarpsK][kCtaRows][kCols + 1];  // +1: no bank conflicts on the transpose
+  // The CTA's sums over its K-warps, which the cluster's first CTA reads (kClusterK > 1 only).
+  __shared__ float cta_sums[kClusterK > 1 ? kCtaRows * kCols : 1];
 
   // The next kernel may be scheduled at once (programmatic_launch.cuh): its CTAs take this grid's
   // slots as they free. Measured against letting it in at the drain: within 1% or faster on every
@@ -95,10 +101,14 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK,
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int warp_n = warp % kWarpsN, warp_k = warp / kWarpsN;
   const int group = lane / 4, thread_in_group = lane % 4;
+  // A cluster's CTAs (consecutive in x) share one row block and split its K between them.
+  const int cta_n = int(blockIdx.x) / kClusterK;
+  const int k_split = int(blockIdx.x % kClusterK) * kWarpsK + warp_k;
+  constexpr int kSplits = kClusterK * kWarpsK;
   // The warp's first weight tile; its others follow it inside the same 128-row record (records
   // hold 8 tiles, zero-padded past N), so they never need a bounds check of their own.
   static_assert(kTilesPerBlock % kTilesPerWarp == 0, "a warp's tiles stay inside one record");
-  const std::int64_t row_tile = (std::int64_t(blockIdx.x) * kWarpsN + warp_n) * kTilesPerWarp;
+  const std::int64_t row_tile = (std::int64_t(cta_n) * kWarpsN + warp_n) * kTilesPerWarp;
   const std::int64_t row_tiles = (args.n + kTileRows - 1) / kTileRows;
 
   // Two accumulator sets for a single weight tile and few activation tiles: alternating blocks
@@ -113,8 +123,8 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK,
         for (int i = 0; i < 4; ++i) accumulators[w][set][tile][i] = 0.0f;
 
   const bool has_rows = row_tile < row_tiles;
-  const int chunk_begin = int(std::int64_t(args.chunks) * warp_k / kWarpsK);
-  const int chunk_end = int(std::int64_t(args.chunks) * (warp_k + 1) / kWarpsK);
+  const int chunk_begin = int(std::int64_t(args.chunks) * k_split / kSplits);
+  const int chunk_end = int(std::int64_t(args.chunks) * (k_split + 1) / kSplits);
   // Chunks whose 64 columns all lie inside K run unpredicated; a last partial chunk (K % 64 != 0)
   // is done separately by the warp that owns it.
   const int full_chunks = args.k / kChunkK;
@@ -256,13 +266,36 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK,
   // Write: consecutive threads take consecutive weight rows, so stores along N coalesce.
   const float scale = args.alpha * kDecodeCompensation;
   constexpr int kOutputsPerThread = (kCtaRows * kCols + kThreads - 1) / kThreads;
-  if constexpr (kMTiles == 1 || kOutputsPerThread <= 2) {
+  if constexpr (kClusterK > 1) {
+    // Each CTA sums its K-warps; after the cluster barrier the first CTA adds the others' sums
+    // (distributed shared memory, in rank order: the result does not depend on timing) and stores.
+    const int outputs = kCtaRows * min(args.m, kCols);  // output index: column index / kCtaRows, row index % kCtaRows
+    for (int index = threadIdx.x; index < outputs; index += kThreads) {
+      float sum = 0.0f;
+#pragma unroll
+      for (int split = 0; split < kWarpsK; ++split) sum += partial[split][index % kCtaRows][index / kCtaRows];
+      cta_sums[index] = sum;
+    }
+    namespace cg = cooperative_groups;
+    const cg::cluster_group cluster = cg::this_cluster();
+    cluster.sync();  // every CTA's sums are in its shared memory
+    if (cluster.block_rank() == 0) {
+      for (int index = threadIdx.x; index < outputs; index += kThreads) {
+        const std::int64_t n = std::int64_t(cta_n) * kCtaRows + index % kCtaRows;
+        float sum = 0.0f;
+#pragma unroll
+        for (int rank = 0; rank < kClusterK; ++rank) sum += cluster.map_shared_rank(cta_sums, rank)[index];
+        if (n < args.n) store_output(args.out, std::int64_t(index / kCtaRows) * args.out_stride + n, args.out_dtype, scale * sum);
+      }
+    }
+    cluster.sync();  // keeps each CTA's shared memory alive until the first one has read it
+  } else if constexpr (kMTiles == 1 || kOutputsPerThread <= 2) {
     // One activation tile (at most 4 outputs a thread, 1 to M stored) or at most two outputs a
     // thread: the batched form below took some of these kernels from 72 to 80 registers or into
     // spills, and 28672x8192 M = 1 needs 72 for its 7 CTAs per SM.
     for (int index = threadIdx.x; index < kCtaRows * kCols; index += kThreads) {
       const int col = index / kCtaRows, row = index % kCtaRows;
-      const std::int64_t n = std::int64_t(blockIdx.x) * kCtaRows + row;
+      const std::int64_t n = std::int64_t(cta_n) * kCtaRows + row;
       if (col >= args.m || n >= args.n) continue;
       float sum = 0.0f;
 #pragma unroll
@@ -289,7 +322,7 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK,
 #pragma unroll
     for (int i = 0; i < kOutputsPerThread; ++i) {
       const int index = threadIdx.x + i * kThreads;
-      const std::int64_t n = std::int64_t(blockIdx.x) * kCtaRows + index % kCtaRows;
+      const std::int64_t n = std::int64_t(cta_n) * kCtaRows + index % kCtaRows;
       if (index < outputs && n < args.n)
         store_output(args.out, std::int64_t(index / kCtaRows) * args.out_stride + n, args.out_dtype, scale * sums[i]);
     }
@@ -299,11 +332,11 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK,
 // CTAs of the kernel one SM holds at once (registers, shared memory, warps); 0 when CUDA cannot
 // say. It depends only on the compiled kernel and the SM's limits, so it is asked once per
 // instantiation (for one architecture of GPUs in the process).
-template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp, bool kBounded>
+template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp, bool kBounded, int kClusterK>
 int resident_ctas_per_sm() {
   static const int resident = [] {
     int ctas = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, decode_gemm_kernel<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded>,
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, decode_gemm_kernel<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded, kClusterK>,
                                                       32 * kWarpsN * kWarpsK, 0) != cudaSuccess) {
       (void)cudaGetLastError();  // not a launch error: the caller only loses PDL
       return 0;
@@ -313,53 +346,62 @@ int resident_ctas_per_sm() {
   return resident;
 }
 
-template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp, bool kBounded>
+template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp, bool kBounded, int kClusterK>
 bool uses_programmatic_launch(std::int64_t n, ProgrammaticLaunch policy, int multiprocessors) {
   if (policy != ProgrammaticLaunch::when_grid_fills) return policy == ProgrammaticLaunch::on;
-  return grid_fills_gpu(grid_ctas(LaunchShape{kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded}, n),
-                        resident_ctas_per_sm<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded>(), multiprocessors);
+  if (programmatic_at_any_fill(LaunchShape{kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded, kClusterK})) return true;
+  return grid_fills_gpu(grid_ctas(LaunchShape{kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded, kClusterK}, n),
+                        resident_ctas_per_sm<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded, kClusterK>(), multiprocessors);
 }
 
-template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp, bool kBounded>
+template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp, bool kBounded, int kClusterK>
 cudaError_t launch(const DecodeGemmArgs& args, ProgrammaticLaunch policy, int multiprocessors, cudaStream_t stream) {
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(unsigned(grid_ctas(LaunchShape{kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded}, args.n)));
+  config.gridDim = dim3(unsigned(grid_ctas(LaunchShape{kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded, kClusterK}, args.n)));
   config.blockDim = dim3(32 * kWarpsN * kWarpsK);
   config.stream = stream;
-  const bool programmatic = uses_programmatic_launch<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded>(args.n, policy, multiprocessors);
-  cudaLaunchAttribute attribute = programmatic_launch_attribute(programmatic);
-  config.attrs = &attribute;
-  config.numAttrs = 1;
-  return cudaLaunchKernelEx(&config, decode_gemm_kernel<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded>, args);
+  const bool programmatic =
+      uses_programmatic_launch<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded, kClusterK>(args.n, policy, multiprocessors);
+  cudaLaunchAttribute attributes[2] = {programmatic_launch_attribute(programmatic), {}};
+  attributes[1].id = cudaLaunchAttributeClusterDimension;
+  attributes[1].val.clusterDim.x = kClusterK;  // the grid is a whole number of clusters (grid_ctas)
+  attributes[1].val.clusterDim.y = 1;
+  attributes[1].val.clusterDim.z = 1;
+  config.attrs = attributes;
+  config.numAttrs = kClusterK > 1 ? 2 : 1;
+  return cudaLaunchKernelEx(&config, decode_gemm_kernel<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded, kClusterK>, args);
 }
 
 // The compiled shapes: decode_tuning.cpp's choices plus the alternatives the sweep compares
 // (scripts/decode_shape_sweep.sh). NOTE: keep choose_launch_shape's results in this list
 // (CudaDecodeTuning.EveryChosenShapeIsCompiled checks it).
-// (m_tiles, warps_n, warps_k, tiles_per_warp, register_bounded); the four-tile shapes in both
-// forms; tile pairs of three and four activation tiles in the shapes decode_tuning.cpp's
-// one_wave_tile_pairs weighs.
+// (m_tiles, warps_n, warps_k, tiles_per_warp, register_bounded, cluster_k); the four-tile shapes in
+// both forms; tile pairs of three and four activation tiles in the shapes decode_tuning.cpp's
+// one_wave_tile_pairs weighs; 1x8 CTAs with K split over clusters of 2-8 (one and two activation
+// tiles: the rule's kClusteredWarpsK shapes and the sweep's alternatives).
 #define FP4GEMM_DECODE_SHAPES(X) \
-  X(1, 1, 8, 1, 0) X(1, 1, 4, 1, 0) X(1, 2, 2, 1, 0) X(1, 2, 4, 1, 0) X(1, 1, 12, 1, 0) \
-  X(2, 1, 8, 1, 0) X(2, 1, 4, 1, 0) X(2, 2, 2, 1, 0) X(2, 2, 4, 1, 0) \
-  X(3, 1, 8, 1, 0) X(3, 1, 4, 1, 0) X(3, 2, 2, 1, 0) X(3, 2, 4, 1, 0) \
-  X(4, 1, 8, 1, 0) X(4, 1, 4, 1, 0) X(4, 2, 2, 1, 0) X(4, 2, 4, 1, 0) \
-  X(4, 1, 8, 1, 1) X(4, 1, 4, 1, 1) X(4, 2, 2, 1, 1) X(4, 2, 4, 1, 1) \
-  X(8, 2, 4, 1, 0) X(8, 4, 2, 1, 0) \
-  X(1, 1, 8, 2, 0) X(1, 1, 4, 2, 0) X(1, 2, 2, 2, 0) \
-  X(2, 1, 8, 2, 0) X(2, 1, 4, 2, 0) X(2, 2, 2, 2, 0) X(2, 1, 5, 2, 0) \
-  X(1, 1, 16, 2, 0) X(1, 1, 24, 2, 0) X(2, 1, 16, 2, 0) \
-  X(3, 1, 8, 2, 0) X(3, 1, 4, 2, 0) X(3, 2, 2, 2, 0) X(4, 1, 8, 2, 0) X(4, 1, 4, 2, 0) X(4, 2, 2, 2, 0)
+  X(1, 1, 8, 1, 0, 1) X(1, 1, 4, 1, 0, 1) X(1, 2, 2, 1, 0, 1) X(1, 2, 4, 1, 0, 1) X(1, 1, 12, 1, 0, 1) \
+  X(2, 1, 8, 1, 0, 1) X(2, 1, 4, 1, 0, 1) X(2, 2, 2, 1, 0, 1) X(2, 2, 4, 1, 0, 1) \
+  X(3, 1, 8, 1, 0, 1) X(3, 1, 4, 1, 0, 1) X(3, 2, 2, 1, 0, 1) X(3, 2, 4, 1, 0, 1) \
+  X(4, 1, 8, 1, 0, 1) X(4, 1, 4, 1, 0, 1) X(4, 2, 2, 1, 0, 1) X(4, 2, 4, 1, 0, 1) \
+  X(4, 1, 8, 1, 1, 1) X(4, 1, 4, 1, 1, 1) X(4, 2, 2, 1, 1, 1) X(4, 2, 4, 1, 1, 1) \
+  X(8, 2, 4, 1, 0, 1) X(8, 4, 2, 1, 0, 1) \
+  X(1, 1, 8, 2, 0, 1) X(1, 1, 4, 2, 0, 1) X(1, 2, 2, 2, 0, 1) \
+  X(2, 1, 8, 2, 0, 1) X(2, 1, 4, 2, 0, 1) X(2, 2, 2, 2, 0, 1) X(2, 1, 5, 2, 0, 1) \
+  X(1, 1, 16, 2, 0, 1) X(1, 1, 24, 2, 0, 1) X(2, 1, 16, 2, 0, 1) \
+  X(3, 1, 8, 2, 0, 1) X(3, 1, 4, 2, 0, 1) X(3, 2, 2, 2, 0, 1) X(4, 1, 8, 2, 0, 1) X(4, 1, 4, 2, 0, 1) X(4, 2, 2, 2, 0, 1) \
+  X(1, 1, 8, 1, 0, 2) X(1, 1, 8, 1, 0, 4) X(1, 1, 8, 1, 0, 8) X(2, 1, 8, 1, 0, 2) X(2, 1, 8, 1, 0, 4) X(2, 1, 8, 1, 0, 8)
 
 // Calls `visit` with the template arguments of `shape` (one std::integral_constant each) when it is
 // compiled in, and returns its result; returns `otherwise` for a shape that is not.
 template <class Result, class Visit>
 Result visit_compiled_shape(const LaunchShape& shape, Result otherwise, Visit visit) {
-#define FP4GEMM_DECODE_VISIT(mt, wn, wk, tw, bounded)                                                   \
+#define FP4GEMM_DECODE_VISIT(mt, wn, wk, tw, bounded, ck)                                               \
   if (shape.m_tiles == mt && shape.warps_n == wn && shape.warps_k == wk && shape.tiles_per_warp == tw &&       \
-      shape.register_bounded == bool(bounded))                                                                \
+      shape.register_bounded == bool(bounded) && shape.cluster_k == ck)                                       \
     return visit(std::integral_constant<int, mt>{}, std::integral_constant<int, wn>{}, std::integral_constant<int, wk>{}, \
-                 std::integral_constant<int, tw>{}, std::integral_constant<bool, bool(bounded)>{});
+                 std::integral_constant<int, tw>{}, std::integral_constant<bool, bool(bounded)>{},                \
+                 std::integral_constant<int, ck>{});
   FP4GEMM_DECODE_SHAPES(FP4GEMM_DECODE_VISIT)
 #undef FP4GEMM_DECODE_VISIT
   return otherwise;
@@ -369,29 +411,29 @@ Result visit_compiled_shape(const LaunchShape& shape, Result otherwise, Visit vi
 
 cudaError_t launch_decode_gemm(const DecodeGemmArgs& args, const LaunchShape& shape, ProgrammaticLaunch policy,
                                int multiprocessors, cudaStream_t stream) {
-  return visit_compiled_shape(shape, cudaErrorInvalidConfiguration, [&](auto mt, auto wn, auto wk, auto tw, auto bounded) {
-    return launch<decltype(mt)::value, decltype(wn)::value, decltype(wk)::value, decltype(tw)::value, decltype(bounded)::value>(
-        args, policy, multiprocessors, stream);
+  return visit_compiled_shape(shape, cudaErrorInvalidConfiguration, [&](auto mt, auto wn, auto wk, auto tw, auto bounded, auto ck) {
+    return launch<decltype(mt)::value, decltype(wn)::value, decltype(wk)::value, decltype(tw)::value, decltype(bounded)::value,
+                  decltype(ck)::value>(args, policy, multiprocessors, stream);
   });
 }
 
 bool decode_gemm_uses_programmatic_launch(const LaunchShape& shape, std::int64_t n, ProgrammaticLaunch policy,
                                           int multiprocessors) {
-  return visit_compiled_shape(shape, false, [&](auto mt, auto wn, auto wk, auto tw, auto bounded) {
+  return visit_compiled_shape(shape, false, [&](auto mt, auto wn, auto wk, auto tw, auto bounded, auto ck) {
     return uses_programmatic_launch<decltype(mt)::value, decltype(wn)::value, decltype(wk)::value, decltype(tw)::value,
-                                    decltype(bounded)::value>(n, policy, multiprocessors);
+                                    decltype(bounded)::value, decltype(ck)::value>(n, policy, multiprocessors);
   });
 }
 
 int decode_gemm_resident_ctas_per_sm(const LaunchShape& shape) {
-  return visit_compiled_shape(shape, 0, [](auto mt, auto wn, auto wk, auto tw, auto bounded) {
+  return visit_compiled_shape(shape, 0, [](auto mt, auto wn, auto wk, auto tw, auto bounded, auto ck) {
     return resident_ctas_per_sm<decltype(mt)::value, decltype(wn)::value, decltype(wk)::value, decltype(tw)::value,
-                                decltype(bounded)::value>();
+                                decltype(bounded)::value, decltype(ck)::value>();
   });
 }
 
 bool is_compiled_shape(const LaunchShape& shape) {
-  return visit_compiled_shape(shape, false, [](auto, auto, auto, auto, auto) { return true; });
+  return visit_compiled_shape(shape, false, [](auto, auto, auto, auto, auto, auto) { return true; });
 }
 
 }  // namespace fp4gemm::cuda_decode

@@ -22,7 +22,8 @@ cudaError_t launch_decode_gemm(const DecodeGemmArgs& args, const LaunchShape& sh
 
 // Whether launch_decode_gemm uses PDL for this shape and N: `policy` on, or when_grid_fills and
 // the grid fills kProgrammaticMinSlotFraction of the resident CTA slots (the kernel's occupancy
-// on the current device, asked once per compiled shape). False for a shape not compiled.
+// on the current device, asked once per compiled shape) or is clustered (programmatic_at_any_fill).
+// False for a shape not compiled.
 bool decode_gemm_uses_programmatic_launch(const LaunchShape& shape, std::int64_t n, ProgrammaticLaunch policy,
                                           int multiprocessors);
 
