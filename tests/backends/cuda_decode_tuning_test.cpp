@@ -758,9 +758,9 @@ TEST(CudaDecodeTuning, WgmmaSplitsThatAreNotAPowerOfTwoAreNotCompiled) {
 }
 #endif
 
-// Weights of few rows at M <= 8 split K over clusters (decode_tuning.hpp, kClusteredWarpsK), as
-// measured on the H200 (bench/results/2026-12-02-s30.md, call 3); the rows where clusters lost keep
-// the unclustered rule, and so do two activation tiles.
+// Weights of few rows at M <= 16 split K over clusters (decode_tuning.hpp, kClusteredWarpsK), as
+// measured on the H200 (bench/results/2026-12-02-s30.md, calls 3-6); the rows where clusters lost
+// keep the unclustered rule, and so do three or more activation tiles.
 TEST(CudaDecodeTuning, FewRowWeightsSplitKOverClusters) {
   const auto cluster_of = [](std::int64_t m, std::int64_t n, std::int64_t k) {
     const LaunchShape shape = choose_launch_shape(m, n, k, 132, true, h200_resident_ctas_per_sm);
@@ -775,7 +775,12 @@ TEST(CudaDecodeTuning, FewRowWeightsSplitKOverClusters) {
   EXPECT_EQ(cluster_of(1, 1024, 2048), 1);   // K = 2048: clusters lost
   EXPECT_EQ(cluster_of(1, 1536, 4096), 1);   // 96 CTAs: over half of the SMs
   EXPECT_EQ(cluster_of(1, 2048, 8192), 1);
-  EXPECT_EQ(cluster_of(16, 512, 8192), 1);   // two activation tiles
+  EXPECT_EQ(cluster_of(16, 512, 8192), 4);   // two activation tiles: at most 1.5 CTAs per SM
+  EXPECT_EQ(cluster_of(9, 256, 8192), 8);
+  EXPECT_EQ(cluster_of(16, 768, 4096), 4);
+  EXPECT_EQ(cluster_of(16, 1024, 8192), 2);
+  EXPECT_EQ(cluster_of(16, 1536, 4096), 1);
+  EXPECT_EQ(cluster_of(24, 512, 8192), 1);   // three activation tiles
   EXPECT_EQ(cluster_of(1, 12288, 4096), 1);  // issue 3's shapes are untouched
   const LaunchShape shape = choose_launch_shape(1, 512, 4096, 132, true, h200_resident_ctas_per_sm);
   EXPECT_EQ(shape.warps_n, 1);
@@ -787,6 +792,8 @@ TEST(CudaDecodeTuning, FewRowWeightsSplitKOverClusters) {
   // The same without the occupancy (a simulated GPU): the rule needs only the SM count.
   EXPECT_EQ(choose_launch_shape(1, 512, 4096, 132, true).cluster_k, 4);
   EXPECT_EQ(choose_launch_shape(1, 512, 4096, 0, true).cluster_k, 1);  // SMs unknown
+  // Without PDL (FP4GEMM_PDL=0, or before SM 9.0, which has no clusters either): unclustered.
+  EXPECT_EQ(choose_launch_shape(1, 512, 4096, 132, false, h200_resident_ctas_per_sm).cluster_k, 1);
 }
 
 // A clustered shape's grid is its row CTAs times the cluster: every cluster covers one row block.

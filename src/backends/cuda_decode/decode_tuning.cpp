@@ -160,16 +160,17 @@ bool tile_pairs_ahead_of_wgmma(std::int64_t m, std::int64_t n, std::int64_t k, i
   return wgmma.splits > 1;
 }
 
-// One activation tile on a weight of few rows (decode_tuning.hpp, kClusteredWarpsK): the clustered
-// shape that replaces the rule's `shape`, or `shape` where none does.
+// One or two activation tiles on a weight of few rows (decode_tuning.hpp, kClusteredWarpsK): the
+// clustered shape that replaces the rule's `shape`, or `shape` where none does.
 LaunchShape clustered_for_few_rows(const LaunchShape& shape, std::int64_t n, std::int64_t k, int multiprocessors) {
-  if (shape.m_tiles != 1 || multiprocessors <= 0 || 2 * grid_ctas(shape, n) > multiprocessors) return shape;
+  if (shape.m_tiles > kMaxClusteredMTiles || multiprocessors <= 0 || 2 * grid_ctas(shape, n) > multiprocessors) return shape;
   const std::int64_t chunks = chunks_covering(k);
   if (chunks < kMinClusteredChunks) return shape;
-  LaunchShape clustered{1, 1, kClusteredWarpsK};
+  LaunchShape clustered{shape.m_tiles, 1, kClusteredWarpsK};
   const std::int64_t row_ctas = grid_ctas(clustered, n);
   const auto fits = [&](int cluster_k) {
-    return cluster_k <= kMaxDecodeClusterK && row_ctas * cluster_k <= std::int64_t(kMaxClusteredGridPerSm) * multiprocessors &&
+    return cluster_k <= kMaxDecodeClusterK &&
+           double(row_ctas * cluster_k) <= max_clustered_ctas_per_sm(shape.m_tiles) * multiprocessors &&
            chunks >= std::int64_t(kMinChunksPerClusteredWarp) * kClusteredWarpsK * cluster_k;
   };
   while (fits(2 * clustered.cluster_k)) clustered.cluster_k *= 2;
@@ -180,7 +181,8 @@ LaunchShape clustered_for_few_rows(const LaunchShape& shape, std::int64_t n, std
 
 LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool programmatic,
                                 const ResidentCtasPerSm& resident_ctas_per_sm) {
-  const LaunchShape shape = clustered_for_few_rows(rule_shape(m, n, k, multiprocessors, programmatic), n, k, multiprocessors);
+  const LaunchShape rule = rule_shape(m, n, k, multiprocessors, programmatic);
+  const LaunchShape shape = programmatic ? clustered_for_few_rows(rule, n, k, multiprocessors) : rule;
   if (!resident_ctas_per_sm || shape.cluster_k > 1) return shape;
   if (const auto pairs = many_tile_pairs_in_one_wave(m, n, multiprocessors, resident_ctas_per_sm)) return *pairs;
   if (shape.m_tiles != kRegisterBoundedMTiles) return fit_to_one_wave(shape, n, multiprocessors, resident_ctas_per_sm);

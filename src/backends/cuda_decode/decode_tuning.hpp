@@ -176,23 +176,30 @@ inline constexpr int kMaxDecodeClusterK = 8;  // the portable cluster size
 // Few weight rows: a CTA covers whole row tiles, so a weight of R rows runs at most R / 16 CTAs and
 // leaves SMs idle, each warp streaming its chunks one after another (H200, M = 1, same bytes,
 // bench/results/2026-12-02-s30.md call 2: 512x4096 in 32 CTAs 4.0 us, 4096x512 in 256 CTAs 2.4).
-// Where one activation tile's rule grid fills at most half of the SMs and K holds
-// kMinClusteredChunks chunks or more, K is split over clusters of CTAs too: 1 x kClusteredWarpsK
-// warps per CTA, the largest cluster (a power of two, at most kMaxDecodeClusterK) whose grid stays
-// within kMaxClusteredGridPerSm CTAs per SM and leaves each warp kMinChunksPerClusteredWarp
-// chunks. H200, M = 1 / 8, same run, against the unclustered rule (call 3): 512x8192 (8-CTA
+// Where the rule grid of one or two activation tiles (M <= 16) fills at most half of the SMs and K
+// holds kMinClusteredChunks chunks or more, K is split over clusters of CTAs too: 1 x
+// kClusteredWarpsK warps per CTA, the largest cluster (a power of two, at most kMaxDecodeClusterK)
+// whose grid stays within max_clustered_ctas_per_sm CTAs per SM and leaves each warp
+// kMinChunksPerClusteredWarp chunks. H200, M = 1 / 8, same run, against the unclustered rule (call 3): 512x8192 (8-CTA
 // clusters) 5.98 / 6.13 -> 3.79 / 4.00 us, 512x4096 (4) 4.19 / 4.28 -> 3.53 / 3.61, 256x4096 (4)
 // 3.83 / 3.93 -> 3.12 / 3.18, 1024x8192 (4) 6.23 / 6.36 -> 5.30 / 5.58, 1024x4096 (4) 4.32 / 4.41
 // -> 3.98 / 4.14. Left alone because clusters lost: K = 2048 (1024x2048 3.02 -> 3.26 with 2-CTA
 // clusters) and rule grids of 96 CTAs or more (1536x4096, 2048x4096: 1.00-1.3x; 2048x8192 and
-// 3072x4096 gained 4-11% with 2-CTA clusters at M = 1, but 3072x4096 lost 35% at M = 16). Two
-// activation tiles (M = 9-16) gained less and not everywhere (512x8192 0.81, 512x4096 1.00), so
-// they keep the unclustered rule. The clustered grids take PDL at any fill
-// (programmatic_at_any_fill), which gained as much again (call 4).
+// 3072x4096 gained 4-11% with 2-CTA clusters at M = 1, but 3072x4096 lost 35% at M = 16). The
+// clustered grids take PDL at any fill (programmatic_at_any_fill), which gained as much again
+// (call 4). Two activation tiles (two 8-warp CTAs per SM at 126 registers) want smaller grids: M =
+// 9 / 16, clusters with PDL against the rule (unclustered, no PDL), same run (call 6): 256x8192
+// (8) 6.09 / 6.21 -> 3.21 / 3.56 us, 512x16384 (4) 10.10 / 10.27 -> 5.43 / 5.87, 512x8192 (4)
+// 6.20 / 6.31 -> 3.72 / 4.26, 256x4096 (4) 3.73 / 3.84 -> 2.64 / 2.88, 768x4096 (4) 4.17 / 4.26
+// -> 3.30 / 3.69, 1024x8192 (2) 6.41 / 6.57 -> 5.20 / 5.48, 1024x16384 (2) 10.34 / 10.56 -> 7.71 /
+// 8.30, 1024x4096 (2) 4.26 / 4.34 -> 3.55 / 3.89; grids of 256 CTAs ran 1.4-2x slower (1024 rows
+// in clusters of 4, 512 rows of 8). Missed by the half-of-the-SMs bound: 1536x4096 (96 CTAs), 2-CTA
+// clusters 0.88-0.95.
 inline constexpr int kClusteredWarpsK = 8;
+inline constexpr int kMaxClusteredMTiles = 2;
 inline constexpr std::int64_t kMinClusteredChunks = 64;  // K >= 4096
-inline constexpr int kMaxClusteredGridPerSm = 2;
 inline constexpr int kMinChunksPerClusteredWarp = 2;
+constexpr double max_clustered_ctas_per_sm(int m_tiles) { return m_tiles == 1 ? 2.0 : 1.5; }
 
 // Tile pairs of three or four activation tiles (one_wave_tile_pairs, kMinManyTilePairWarpsPerSm).
 constexpr bool is_many_tile_pair(const LaunchShape& shape) { return shape.tiles_per_warp == 2 && shape.m_tiles > kMaxPairedMTiles; }
@@ -287,7 +294,8 @@ constexpr double grid_waves(std::int64_t ctas, int resident_ctas_per_sm, int mul
 // launch may use PDL (programmatic_launch_policy is not off); the 5- and 12-way K splits
 // (kPairedFillWarpsK, kWideWarpsK) exist only to fill the GPU for PDL and measured slower without
 // it on two of the three rows (12288x4096 M = 16 11.7 -> 12.0 us, 4096x4096 M = 1 5.45 -> 5.8), so
-// they are used only then. Weights of few rows split K over clusters (kClusteredWarpsK). With
+// they are used only then. Weights of few rows split K over clusters (kClusteredWarpsK), measured
+// with PDL and only then too (clusters, like PDL, need SM 9.0). With
 // `resident_ctas_per_sm`, a grid of more than one wave is
 // replaced as kMaxTailWaves and kMaxRowPairWaves say, and four activation tiles take the
 // register-bounded form where kMinRegisterBoundedWarpGain says; without it the shape is the rule's

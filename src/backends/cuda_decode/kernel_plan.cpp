@@ -62,10 +62,10 @@ std::string shape_name(const LaunchShape& shape) {
 // Why the size rule (choose_launch_shape without occupancy) chose `shape`.
 void describe_size_rule(const LaunchShape& shape, std::ostringstream& text) {
   if (shape.cluster_k > 1) {
-    text << " (one activation tile on a weight of few rows: CTAs of whole row tiles would fill at most half of the SMs, so K is "
-            "also split over the largest cluster whose grid stays within "
-         << kMaxClusteredGridPerSm << " CTAs per SM and leaves each warp " << kMinChunksPerClusteredWarp << " chunks or more; from K = "
-         << kMinClusteredChunks * kChunkK << ")";
+    text << " (M <= " << 8 * kMaxClusteredMTiles << " on a weight of few rows: CTAs of whole row tiles would fill at most half "
+         << "of the SMs, so K is also split over the largest cluster whose grid stays within "
+         << max_clustered_ctas_per_sm(shape.m_tiles) << " CTAs per SM and leaves each warp " << kMinChunksPerClusteredWarp
+         << " chunks or more; from K = " << kMinClusteredChunks * kChunkK << ")";
   } else if (shape.tiles_per_warp == 2 && (shape.warps_k == kPairedWideWarpsK || shape.warps_k == kPairedWiderWarpsK)) {
     text << " (M <= " << 8 * kMaxPairedMTiles << ": too few tile pairs to fill " << min_grid_warps_per_sm(shape.m_tiles)
          << " warps per SM at the usual K splits, but one CTA of " << shape.warps_k

@@ -91,8 +91,6 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK,
 
   __shared__ std::uint32_t scale_table[256];  // E4M3 code -> BF16x2 pair (both lanes the scale)
   __shared__ float partial[kWarpsK][kCtaRows][kCols + 1];  // +1: no bank conflicts on the transpose
-  // The CTA's sums over its K-warps, which the cluster's first CTA reads (kClusterK > 1 only).
-  __shared__ float cta_sums[kClusterK > 1 ? kCtaRows * kCols : 1];
 
   // The next kernel may be scheduled at once (programmatic_launch.cuh): its CTAs take this grid's
   // slots as they free. Measured against letting it in at the drain: within 1% or faster on every
@@ -267,8 +265,12 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK,
   const float scale = args.alpha * kDecodeCompensation;
   constexpr int kOutputsPerThread = (kCtaRows * kCols + kThreads - 1) / kThreads;
   if constexpr (kClusterK > 1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+    __trap();  // clusters are SM 9.0 and newer: choose_launch_shape gives them only where PDL is on
+#else
     // Each CTA sums its K-warps; after the cluster barrier the first CTA adds the others' sums
     // (distributed shared memory, in rank order: the result does not depend on timing) and stores.
+    __shared__ float cta_sums[kCtaRows * kCols];  // the CTA's sums over its K-warps
     const int outputs = kCtaRows * min(args.m, kCols);  // output index: column index / kCtaRows, row index % kCtaRows
     for (int index = threadIdx.x; index < outputs; index += kThreads) {
       float sum = 0.0f;
@@ -289,6 +291,7 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK,
       }
     }
     cluster.sync();  // keeps each CTA's shared memory alive until the first one has read it
+#endif
   } else if constexpr (kMTiles == 1 || kOutputsPerThread <= 2) {
     // One activation tile (at most 4 outputs a thread, 1 to M stored) or at most two outputs a
     // thread: the batched form below took some of these kernels from 72 to 80 registers or into
