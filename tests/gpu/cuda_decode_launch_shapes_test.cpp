@@ -7,6 +7,7 @@
 
 #include <array>
 #include <string>
+#include <utility>
 
 #include "backends/cuda_decode/sm90_decode_gemm.cuh"
 #include "fp4gemm/registry.hpp"
@@ -29,8 +30,9 @@ TEST(CudaDecodeLaunchShapes, EveryCompiledShapeMatchesTheReference) {
     for (int warps_n : {1, 2, 4, 8}) {
       for (int warps_k : {1, 2, 4, 5, 8, 12, 16, 24}) {  // 5, 12, 16, 24: the paired-fill and wide K splits
         for (std::int64_t m : {1, 3, 9, 16, 17, 24, 25, 32, 64}) {
-          for (bool bounded : {false, true}) {
-           for (int cluster_k : {1, 2, 4, 8}) {
+          // The register-bounded form (four tiles) and K split over clusters of 2-8 CTAs (one and two tiles).
+          using Form = std::pair<bool, int>;  // (register_bounded, cluster_k)
+          for (const auto& [bounded, cluster_k] : {Form{false, 1}, Form{true, 1}, Form{false, 2}, Form{false, 4}, Form{false, 8}}) {
             const cuda_decode::LaunchShape shape{cuda_decode::activation_tiles(m), warps_n, warps_k, tiles_per_warp, bounded, cluster_k};
             if (!cuda_decode::is_compiled_shape(shape)) continue;
             const std::string name = std::to_string(warps_n) + ":" + std::to_string(warps_k) + ":" + std::to_string(tiles_per_warp) +
@@ -60,7 +62,6 @@ TEST(CudaDecodeLaunchShapes, EveryCompiledShapeMatchesTheReference) {
             ++shapes_run;
             if (bounded) ++bounded_shapes_run;
             if (cluster_k > 1) ++clustered_shapes_run;
-           }
           }
         }
       }

@@ -90,8 +90,8 @@ LaunchShape describe_mma(const GemmProblem& problem, const DeviceInfo& device, c
   const bool programmatic = programmatic_launch_policy(device.sm()) != ProgrammaticLaunch::off;
   const LaunchShape rule = choose_launch_shape(problem.m, problem.n, problem.k, device.multiprocessors, programmatic);
   LaunchShape shape = choose_launch_shape(problem.m, problem.n, problem.k, device.multiprocessors, programmatic, resident_ctas_per_sm);
-  const bool wave_fitted = shape.warps_n != rule.warps_n || shape.warps_k != rule.warps_k || shape.tiles_per_warp != rule.tiles_per_warp ||
-                           shape.cluster_k != rule.cluster_k;
+  const bool wave_fitted = shape.warps_n != rule.warps_n || shape.warps_k != rule.warps_k ||
+                           shape.tiles_per_warp != rule.tiles_per_warp || shape.cluster_k != rule.cluster_k;
   const bool overridden = shape_override(shape);
   const std::int64_t cta_tiles = std::int64_t(shape.warps_n) * shape.tiles_per_warp;
   text << plural(grid_ctas(shape, problem.n), "CTA", "CTAs") << " of " << shape.warps_n << "x" << shape.warps_k << " warps ("

@@ -339,8 +339,8 @@ template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp, bool kBounde
 int resident_ctas_per_sm() {
   static const int resident = [] {
     int ctas = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, decode_gemm_kernel<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded, kClusterK>,
-                                                      32 * kWarpsN * kWarpsK, 0) != cudaSuccess) {
+    const auto kernel = decode_gemm_kernel<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded, kClusterK>;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, 32 * kWarpsN * kWarpsK, 0) != cudaSuccess) {
       (void)cudaGetLastError();  // not a launch error: the caller only loses PDL
       return 0;
     }
