@@ -163,7 +163,10 @@ bool tile_pairs_ahead_of_wgmma(std::int64_t m, std::int64_t n, std::int64_t k, i
 // One or two activation tiles on a weight of few rows (decode_tuning.hpp, kClusteredWarpsK): the
 // clustered shape that replaces the rule's `shape`, or `shape` where none does.
 LaunchShape clustered_for_few_rows(const LaunchShape& shape, std::int64_t n, std::int64_t k, int multiprocessors) {
-  if (shape.m_tiles > kMaxClusteredMTiles || multiprocessors <= 0 || 2 * grid_ctas(shape, n) > multiprocessors) return shape;
+  if (shape.m_tiles > kMaxClusteredMTiles || multiprocessors <= 0 ||
+      double(grid_ctas(shape, n)) > kMaxClusteredRuleSmFill * multiprocessors) {
+    return shape;
+  }
   const std::int64_t chunks = chunks_covering(k);
   if (chunks < kMinClusteredChunks) return shape;
   LaunchShape clustered{shape.m_tiles, 1, kClusteredWarpsK};

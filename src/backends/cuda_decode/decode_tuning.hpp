@@ -176,8 +176,8 @@ inline constexpr int kMaxDecodeClusterK = 8;  // the portable cluster size
 // Few weight rows: a CTA covers whole row tiles, so a weight of R rows runs at most R / 16 CTAs and
 // leaves SMs idle, each warp streaming its chunks one after another (H200, M = 1, same bytes,
 // bench/results/2026-12-02-s30.md call 2: 512x4096 in 32 CTAs 4.0 us, 4096x512 in 256 CTAs 2.4).
-// Where the rule grid of one or two activation tiles (M <= 16) fills at most half of the SMs and K
-// holds kMinClusteredChunks chunks or more, K is split over clusters of CTAs too: 1 x
+// Where the rule grid of one or two activation tiles (M <= 16) fills at most kMaxClusteredRuleSmFill
+// (half) of the SMs and K holds kMinClusteredChunks chunks or more, K is split over clusters too: 1 x
 // kClusteredWarpsK warps per CTA, the largest cluster (a power of two, at most kMaxDecodeClusterK)
 // whose grid stays within max_clustered_ctas_per_sm CTAs per SM and leaves each warp
 // kMinChunksPerClusteredWarp chunks. H200, M = 1 / 8, same run, against the unclustered rule (call 3): 512x8192 (8-CTA
@@ -196,6 +196,7 @@ inline constexpr int kMaxDecodeClusterK = 8;  // the portable cluster size
 // in clusters of 4, 512 rows of 8). Missed by the half-of-the-SMs bound: 1536x4096 (96 CTAs), 2-CTA
 // clusters 0.88-0.95.
 inline constexpr int kClusteredWarpsK = 8;
+inline constexpr double kMaxClusteredRuleSmFill = 0.5;
 inline constexpr int kMaxClusteredMTiles = 2;
 inline constexpr std::int64_t kMinClusteredChunks = 64;  // K >= 4096
 inline constexpr int kMinChunksPerClusteredWarp = 2;

@@ -55,15 +55,14 @@ std::string kernel_reason(DecodeKernel kernel, const GemmProblem& problem, const
 }
 
 std::string shape_name(const LaunchShape& shape) {
-  return std::to_string(shape.warps_n) + "x" + std::to_string(shape.warps_k) + (shape.tiles_per_warp == 2 ? "x2" : "") +
-         (shape.cluster_k > 1 ? " in clusters of " + std::to_string(shape.cluster_k) : "");
+  return std::to_string(shape.warps_n) + "x" + std::to_string(shape.warps_k) + (shape.tiles_per_warp == 2 ? "x2" : "");
 }
 
 // Why the size rule (choose_launch_shape without occupancy) chose `shape`.
 void describe_size_rule(const LaunchShape& shape, std::ostringstream& text) {
   if (shape.cluster_k > 1) {
-    text << " (M <= " << 8 * kMaxClusteredMTiles << " on a weight of few rows: CTAs of whole row tiles would fill at most half "
-         << "of the SMs, so K is also split over the largest cluster whose grid stays within "
+    text << " (M <= " << 8 * kMaxClusteredMTiles << " on a weight of few rows: CTAs of whole row tiles would fill at most "
+         << int(kMaxClusteredRuleSmFill * 100) << "% of the SMs, so K is also split over the largest cluster whose grid stays within "
          << max_clustered_ctas_per_sm(shape.m_tiles) << " CTAs per SM and leaves each warp " << kMinChunksPerClusteredWarp
          << " chunks or more; from K = " << kMinClusteredChunks * kChunkK << ")";
   } else if (shape.tiles_per_warp == 2 && (shape.warps_k == kPairedWideWarpsK || shape.warps_k == kPairedWiderWarpsK)) {

@@ -349,18 +349,23 @@ int resident_ctas_per_sm() {
   return resident;
 }
 
+// The LaunchShape of a kernel instantiation.
+template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp, bool kBounded, int kClusterK>
+constexpr LaunchShape kInstantiatedShape{kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded, kClusterK};
+
 template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp, bool kBounded, int kClusterK>
 bool uses_programmatic_launch(std::int64_t n, ProgrammaticLaunch policy, int multiprocessors) {
+  constexpr const LaunchShape& shape = kInstantiatedShape<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded, kClusterK>;
   if (policy != ProgrammaticLaunch::when_grid_fills) return policy == ProgrammaticLaunch::on;
-  if (programmatic_at_any_fill(LaunchShape{kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded, kClusterK})) return true;
-  return grid_fills_gpu(grid_ctas(LaunchShape{kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded, kClusterK}, n),
+  if (programmatic_at_any_fill(shape)) return true;
+  return grid_fills_gpu(grid_ctas(shape, n),
                         resident_ctas_per_sm<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded, kClusterK>(), multiprocessors);
 }
 
 template <int kMTiles, int kWarpsN, int kWarpsK, int kTilesPerWarp, bool kBounded, int kClusterK>
 cudaError_t launch(const DecodeGemmArgs& args, ProgrammaticLaunch policy, int multiprocessors, cudaStream_t stream) {
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(unsigned(grid_ctas(LaunchShape{kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded, kClusterK}, args.n)));
+  config.gridDim = dim3(unsigned(grid_ctas(kInstantiatedShape<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded, kClusterK>, args.n)));
   config.blockDim = dim3(32 * kWarpsN * kWarpsK);
   config.stream = stream;
   const bool programmatic =
