@@ -89,9 +89,9 @@ Result time_cublaslt_fp8(const GemmProblem& problem, cudaStream_t stream) {
   check_cublas(cublasLtMatmulDescSetAttribute(matmul.operation, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof transpose), what);
   check_cublas(cublasLtMatmulDescSetAttribute(matmul.operation, CUBLASLT_MATMUL_DESC_TRANSB, &keep, sizeof keep), what);
   // Per-tensor scales, device scalars as a deployment passes them (1.0 here: only time is measured).
-  // NOTE: each scale has its own allocation. With both in one buffer (the second 4 bytes in) every
-  // heuristic candidate was refused with NOT_SUPPORTED on the H200 (cuBLASLt 13.1, 2026-11-30);
-  // separate allocations ran. Undocumented, found by a probe of 35 variants (bench/results/).
+  // NOTE: each scale has its own allocation. H200, cuBLASLt 13.1: with both in one 8-byte buffer
+  // (the second 4 bytes in) all 8 heuristic candidates answered NOT_SUPPORTED; in separate
+  // allocations (or 16 bytes apart) they ran. cuBLAS documents no alignment for scale pointers.
   const float unit_scale = 1.0f;
   const cuda::DeviceBuffer weight_scale_buffer = cuda::upload(&unit_scale, sizeof unit_scale, "the FP8 peer's weight scale");
   const cuda::DeviceBuffer activation_scale_buffer =

@@ -25,6 +25,19 @@ grep -q "profile:  hit" <<< "$explained" || fail "explain does not take the tune
 missed=$("$cli" explain --device cpu -m 9 -n 64 -k 128 --profile "$work/p.json" 2>&1)
 grep -q "profile:  miss" <<< "$missed" || fail "M past the tuned ones should miss the profile: $missed"
 
+# Precedence: FP4GEMM_BACKEND wins over a tuned profile. The profile is made to pick 'ref' (auto
+# picks 'cpu'), so the profile alone visibly decides, and the variable must decide against it.
+sed 's/"backend": "cpu"/"backend": "ref"/' "$work/p.json" > "$work/ref.json"
+from_profile=$(env -u FP4GEMM_BACKEND "$cli" explain --device cpu -m 5 -n 64 -k 128 --profile "$work/ref.json" 2>&1)
+grep -q "^choice:   ref — the tuned profile's entry" <<< "$from_profile" \
+  || fail "a profile that picks ref should decide when nothing else is set: $from_profile"
+from_env=$(FP4GEMM_BACKEND=cpu "$cli" explain --device cpu -m 5 -n 64 -k 128 --profile "$work/ref.json" 2>&1)
+grep -q "^setting:  cpu (from FP4GEMM_BACKEND)" <<< "$from_env" || fail "explain does not name FP4GEMM_BACKEND: $from_env"
+grep -q "^profile:  not consulted: the backend was chosen explicitly" <<< "$from_env" \
+  || fail "FP4GEMM_BACKEND should leave the profile unconsulted: $from_env"
+grep -q "^choice:   cpu — requested by FP4GEMM_BACKEND" <<< "$from_env" \
+  || fail "FP4GEMM_BACKEND=cpu should win over the profile's ref: $from_env"
+
 # The shapes of a checkpoint's NVFP4 layers, one JSON line per problem, the summary on stderr.
 "$cli" quantize --in "$data/golden_input.safetensors" --out "$work/ckpt/model.safetensors" --quiet >/dev/null 2>&1 \
   || fail "could not make the test checkpoint"
