@@ -46,7 +46,7 @@ cat "$work/table.md"
 if [ "${SANITIZE:-1}" != 0 ]; then
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   # Racecheck runs the prefill kernel (16 warps, a 200 KiB shared-memory ring) slowly: its two
-  # large-shape tests took the whole call past 420 s (bench/results/2026-12-02-h200-s25.md, call 1),
+  # large-shape tests took the whole run past 420 s on an H200,
   # so racecheck takes only its K-split test, which covers the same code on smaller shapes.
   declare -A skipped=([memcheck]='' [racecheck]=':CudaDecodeWgmma.PrefillKernelMatchesTheReference:CudaDecodeWgmma.PrefillKernelTakesEveryTypeAndStride')
   for tool in memcheck racecheck; do
