@@ -1,21 +1,30 @@
 #!/usr/bin/env python3
-"""Turns `fp4gemm bench --json` lines into the Markdown table bench/results/ files carry.
+"""Turns `fp4gemm bench --json` lines into a Markdown table (the bench/results/*.md files).
 
-One row per (N, K, M): the chosen backend's time, its roofline and fraction, the stream floor over
-its time (when the run timed one), every other backend and peer timed in the same run, and the
-chosen backend's speedup over the BF16 and FP8 peers.
-`--compare LABEL=FILE` adds a column with the chosen backend's time from another run (for example
-one made with FP4GEMM_PDL=0). Lines that are not JSON (warnings, build noise) are skipped.
+One row per (N, K, M): our backend's time and kernel, its roofline and fraction, the stream floor
+over its time (when the run timed one), every other backend and peer timed in the same run, and our
+backend's speedup over each peer the run timed (cuBLAS BF16, cuBLASLt FP8, OpenBLAS SGEMM). Our
+backend is the first of --backend's names that the lines hold, so runs from before and after a
+rename (cuda_decode -> cuda_nvfp4) read alike.
+`--compare LABEL=FILE` adds a column with our backend's time from another run (for example one made
+with FP4GEMM_PDL=0). `--run FILE.run.json` prints a header above the table from that sidecar: its
+title, date, commit and command, the device and ceilings from the bench lines themselves; the
+sidecar may name comparison runs too ("compare": {"PDL off": "h200-pdl-off.jsonl"}, paths relative
+to the sidecar). Lines that are not JSON (warnings, build noise) are skipped.
 
-Usage: scripts/bench_table.py [--backend cuda_decode] [--compare 'PDL off=off.jsonl'] bench.jsonl...
+Usage: scripts/bench_table.py [--backend cuda_nvfp4,cuda_decode] [--run h200.run.json]
+                              [--compare 'PDL off=off.jsonl'] bench.jsonl...
 """
 import argparse
 import json
+import os
 import sys
 
-BF16_PEER = "cublas_bf16"
-FP8_PEER = "cublaslt_fp8"
+OUR_BACKENDS = "cuda_nvfp4,cuda_decode,cpu"  # cuda_decode is cuda_nvfp4's former name
+# Peers our time is divided into, each with its column's label; a column only where the run timed that peer.
+RATIO_PEERS = (("cublas_bf16", "vs BF16"), ("cublaslt_fp8", "vs FP8"), ("openblas_sgemm", "vs SGEMM"))
 FLOOR = "stream_floor"  # a read-only kernel over the weight bytes in the same harness (gpu_stream_floor.hpp)
+RUN_FIELDS = ("title", "date", "commit", "command")
 
 
 def read_lines(paths):
@@ -26,9 +35,11 @@ def read_lines(paths):
                 if not line.startswith("{"):
                     continue
                 try:
-                    yield json.loads(line)
+                    row = json.loads(line)
                 except json.JSONDecodeError:
                     continue
+                if isinstance(row, dict) and "backend" in row:
+                    yield row
 
 
 def key_of(row):
@@ -43,15 +54,26 @@ def cell(value, digits=1):
     return "–" if value is None else f"{value:.{digits}f}"
 
 
+def kernel_of(row):
+    """The kernel's short name from the bench line's explanation ("mma.sync kernel (not wgmma: ...").
+
+    Empty where the backend does not name one."""
+    text = row.get("kernel", "")
+    return text.split(" (")[0].split(":")[0].removesuffix(" kernel").strip()
+
+
 def table(rows, backend, comparisons):
     grouped = {}
     for row in rows:
         grouped.setdefault(key_of(row), {})[row["backend"]] = row
     others = sorted({name for group in grouped.values() for name in group if name != backend})
-    header = ["N×K", "M", f"{backend} µs"] + [label for label, _ in comparisons]
+    has_kernel = any(kernel_of(group[backend]) for group in grouped.values() if backend in group)
+    header = ["N×K", "M", f"{backend} µs"] + (["kernel"] if has_kernel else [])
+    header += [label for label, _ in comparisons]
     has_floor = any(FLOOR in group for group in grouped.values())
     header += ["roofline µs", "fraction"] + (["floor / time"] if has_floor else [])
-    header += [f"{name} µs" for name in others] + ["vs BF16", "vs FP8"]
+    ratio_peers = [(name, label) for name, label in RATIO_PEERS if name in others]
+    header += [f"{name} µs" for name in others] + [label for _, label in ratio_peers]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for key in sorted(grouped, key=lambda k: (k[0] * k[1], k[0], k[2])):
         group = grouped[key]
@@ -64,37 +86,85 @@ def table(rows, backend, comparisons):
             row = group.get(name)
             return row["time_us"] if row is not None and row.get("ok") else None
 
-        cells = [f"{key[0]}×{key[1]}", str(key[2]), cell(time)]
+        cells = [f"{key[0]}×{key[1]}", str(key[2]), cell(time)] + ([kernel_of(ours)] if has_kernel else [])
         cells += [cell(times.get(key)) for _, times in comparisons]
         cells += [cell(ours["roofline_us"]), cell(ours["roofline_fraction"], 2)]
         if has_floor:
             floor = peer_time(FLOOR)
             cells.append("–" if floor is None else f"{floor / time:.2f}")
         cells += [cell(peer_time(name)) for name in others]
-        for peer in (BF16_PEER, FP8_PEER):
+        for peer, _ in ratio_peers:
             other = peer_time(peer)
             cells.append("–" if other is None else f"{other / time:.2f}×")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
+def read_run(path):
+    """The sidecar that says when, where from and how a bench file was made."""
+    with open(path, encoding="utf-8") as handle:
+        try:
+            run = json.load(handle)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path} is not JSON: {error}") from None
+    missing = [field for field in RUN_FIELDS if not run.get(field)]
+    if missing:
+        raise ValueError(f"{path} lacks {', '.join(missing)} (a run sidecar needs {', '.join(RUN_FIELDS)})")
+    return run
+
+
+def run_header(run, rows, backend, sources):
+    ours = next(row for row in rows if row.get("backend") == backend)
+    lines = [f"# {run['title']}", "",
+             f"- **Measured:** {run['date']}, commit `{run['commit']}`, on {ours.get('device', 'an unnamed device')}",
+             f"- **Command:** `{run['command']}`"]
+    if "bandwidth_gbps" in ours and "compute_tflops" in ours:
+        lines.append(f"- **Ceilings** (measured in the same run; the roofline column uses them): "
+                     f"{ours['bandwidth_gbps']:.0f} GB/s, {ours['compute_tflops']:.3g} TFLOP/s")
+    if run.get("note"):
+        lines.append(f"- **Note:** {run['note']}")
+    lines += [f"- **Source:** {', '.join(sources)}; regenerate with `scripts/results_tables.sh` (do not edit by hand)", ""]
+    return "\n".join(lines)
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="+", help="fp4gemm bench --json output")
-    parser.add_argument("--backend", default="cuda_decode", help="the backend whose rows these are (default cuda_decode)")
+    parser.add_argument("--backend", default=OUR_BACKENDS,
+                        help=f"our backend: the first of these comma-separated names the lines hold (default {OUR_BACKENDS})")
     parser.add_argument("--compare", action="append", default=[], metavar="LABEL=FILE",
-                        help="a column with this backend's times from another run")
+                        help="a column with our backend's times from another run")
+    parser.add_argument("--run", metavar="FILE", help="a JSON sidecar (title, date, commit, command) for the header")
     options = parser.parse_args(argv)
-    comparisons = []
+    specs = []
     for spec in options.compare:
         label, separator, path = spec.partition("=")
         if not separator or not label or not path:
             parser.error(f"--compare takes LABEL=FILE, not '{spec}'")
-        comparisons.append((label, times_by_key(read_lines([path]), options.backend)))
+        specs.append((label, path))
+    run = None
+    if options.run:
+        try:
+            run = read_run(options.run)
+        except (OSError, ValueError) as error:
+            parser.error(str(error))
+        here = os.path.dirname(options.run)
+        specs += [(label, os.path.join(here, path)) for label, path in run.get("compare", {}).items()]
     rows = list(read_lines(options.files))
-    if not any(row.get("backend") == options.backend for row in rows):
+    present = {row["backend"] for row in rows}
+    names = [name for name in options.backend.split(",") if name]
+    backend = next((name for name in names if name in present), None)
+    if backend is None:
         parser.error(f"no '{options.backend}' lines in {', '.join(options.files)}")
-    print(table(rows, options.backend, comparisons))
+    comparisons = []
+    for label, path in specs:
+        compared = list(read_lines([path]))
+        compared_backend = next((name for name in names if any(row["backend"] == name for row in compared)), backend)
+        comparisons.append((label, times_by_key(compared, compared_backend)))
+    if run is not None:
+        sources = [os.path.basename(path) for path in options.files] + [os.path.basename(path) for _, path in specs]
+        print(run_header(run, rows, backend, sources))
+    print(table(rows, backend, comparisons))
     return 0
 
 

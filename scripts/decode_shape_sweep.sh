@@ -6,7 +6,7 @@
 #   SHAPES  CTA shapes to force (default: the compiled ones of one and two activation tiles, M <= 16;
 #           larger M only times those compiled for it)
 #   WEIGHTS "N K" pairs separated by commas (default: the four issue-3 shapes); e.g.
-#           WEIGHTS="8192 8192,14336 4096" for the off-grid sweep of bench/results/2026-12-01-h200-s11.md
+#           WEIGHTS="8192 8192,14336 4096" for an off-grid sweep
 #   MS      activation rows (default 1,4,16,64)
 # A shape that is not compiled for some M gives no line for it. The "rule" lines run without the
 # caller's FP4GEMM_DECODE_SHAPE, so they are the rule's choice. Each shape is one bench process

@@ -7,6 +7,8 @@
 # Usage, from the repository root on the GPU machine:
 #   scripts/gpu_check.sh BIN_DIR OUT_DIR      (BIN_DIR: fp4gemm, fp4gemm_gpu_tests, lib/; e.g. an
 #                                             unpacked scripts/gpu_bundle.sh --archive)
+# To make it bench/results/h200.md: unpack results.tgz, then
+#   COMMIT=<built commit> scripts/results_tables.sh --take h200 bench.jsonl bench-pdl-off.jsonl
 # Env: SHAPES ("N K" pairs, default the issue-3 four), MS (default 1,4,16,32,64), SANITIZE=0 skips
 # the sanitizers (a few minutes; the resident kernel's 114-case sweep is left to the plain run, its
 # many-round test covers it under the sanitizers).
@@ -46,7 +48,7 @@ cat "$work/table.md"
 if [ "${SANITIZE:-1}" != 0 ]; then
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   # Racecheck runs the prefill kernel (16 warps, a 200 KiB shared-memory ring) slowly: its two
-  # large-shape tests took the whole call past 420 s (bench/results/2026-12-02-h200-s25.md, call 1),
+  # large-shape tests took the whole run past 420 s on an H200,
   # so racecheck takes only its K-split test, which covers the same code on smaller shapes.
   declare -A skipped=([memcheck]='' [racecheck]=':CudaDecodeWgmma.PrefillKernelMatchesTheReference:CudaDecodeWgmma.PrefillKernelTakesEveryTypeAndStride')
   for tool in memcheck racecheck; do

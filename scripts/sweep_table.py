@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Turns a tagged sweep (`fp4gemm bench --json` lines carrying a "shape" tag, as
-scripts/decode_shape_sweep.sh and the bench/results/raw call scripts write them) into a Markdown
+scripts/decode_shape_sweep.sh and scripts/wgmma_shape_sweep.sh write them) into a Markdown
 table: one row per (N, K, M), one column per tag in the order the tags first appear, µs, and the
 fastest tag other than "rule" with its time over the "rule" column's.
 

@@ -198,7 +198,7 @@ TEST(CudaDecodeKernelPlan, TheSm90PrefillKernelServesMAboveSixtyFour) {
 }
 
 // The prefill kernel's K split where its tiles leave SMs idle, not where a split adds rounds of
-// CTAs (the H200 rows of bench/results/2026-12-02-h200-s25.md, call 3); at least 8 chunks per CTA;
+// CTAs (each split forced on the H200, the fastest one per row); at least 8 chunks per CTA;
 // the knob overrides within 1-8 and the chunks.
 TEST(CudaDecodeKernelPlan, ThePrefillKernelSplitsKWhereItsTilesLeaveSmsIdle) {
   unsetenv("FP4GEMM_PREFILL_SPLITS");

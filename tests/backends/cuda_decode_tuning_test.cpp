@@ -214,7 +214,7 @@ TEST(CudaDecodeTuning, FourActivationTilesTakeTheRegisterBoundedKernelWhereItsGr
     EXPECT_EQ(shape.m_tiles, activation_tiles(m));
     return Shape{shape.warps_n, shape.warps_k, shape.tiles_per_warp, int(shape.register_bounded)};
   };
-  // The measured winners (bench/results/2026-12-01-h200-s16.md, call 8): 256 CTAs of 1x8 at two
+  // The measured winners (H200, every compiled shape forced): 256 CTAs of 1x8 at two
   // per SM (15.5 warps) against 128 of 2x4 at one (7.8).
   for (std::int64_t m : {25, 32}) {
     EXPECT_EQ(shape_of(m, 4096, 12288), (Shape{1, 8, 1, 1})) << m;
@@ -244,7 +244,7 @@ TEST(CudaDecodeTuning, ThreeAndFourActivationTilesTakeTilePairsWhereTheyFitOneWa
   const auto shape_of = [](std::int64_t m, std::int64_t n, std::int64_t k) {
     return fields_of(choose_launch_shape(m, n, k, 132, true, h200_resident_ctas_per_sm));
   };
-  // The measured winners (bench/results/2026-12-02-h200-s28.md, call 3): 128 CTAs of 1x8x2 at one
+  // The measured winners (H200, every compiled shape forced): 128 CTAs of 1x8x2 at one
   // per SM (7.8 warps); 256 and 384 CTAs of 1x4x2 (7.8 and 11.6); 256 CTAs of 2x2x2 on 16384 rows.
   for (std::int64_t m : {24, 25, 32}) {
     EXPECT_EQ(shape_of(m, 4096, 4096), (Shape{1, 8, 2})) << m;
@@ -323,8 +323,7 @@ TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForLargeWeightsFromItsMinimumM) {
   };
   EXPECT_FALSE(wgmma(64, 28672, 8192, 80));
   EXPECT_FALSE(wgmma(64, 28672, 8192, 100));
-  // The measured winners and losers from M = 33 (bench/results/2026-12-01-h200-s14.md, calls 5
-  // and 10; 2026-12-01-h200-s15.md).
+  // The measured winners and losers from M = 33 (H200, mma.sync and wgmma each forced).
   EXPECT_TRUE(wgmma(64, 12288, 4096, 90));
   EXPECT_TRUE(wgmma(64, 4096, 12288, 90));
   EXPECT_TRUE(wgmma(33, 6144, 4096, 90));
@@ -335,8 +334,7 @@ TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForLargeWeightsFromItsMinimumM) {
   EXPECT_FALSE(wgmma(64, 2048, 4096, 90));  // mma.sync by 13-20%
   EXPECT_FALSE(wgmma(64, 4096, 2048, 90));
   EXPECT_FALSE(wgmma(64, 2048, 2048, 90));
-  // M = 25-32: where two warpgroups per CTA cover 80% of the SMs (2026-12-01-h200-s16.md, calls 1,
-  // 2 and 9).
+  // M = 25-32: where two warpgroups per CTA cover 80% of the SMs (H200, both kernels forced).
   EXPECT_TRUE(wgmma(32, 28672, 8192, 90));  // 224 CTAs
   EXPECT_TRUE(wgmma(25, 16384, 2048, 90));  // 128
   EXPECT_TRUE(wgmma(32, 14336, 4096, 90));  // 112
@@ -428,7 +426,7 @@ TEST(CudaDecodeTuning, WgmmaKernelRunsOnSm90ForLargeWeightsFromItsMinimumM) {
 // Where the kernel rules pick wgmma at M <= 32, tile pairs that fit one wave run instead where
 // wgmma's grid splits K and each pair warp streams at most kPairsAheadOfWgmmaMaxChunksPerWarp
 // chunks, against a stream-K grid with kMinPairsAheadOfStreamKWarpsPerSm warps per SM
-// (bench/results/2026-12-02-s29.md, calls 1-3), and choose_launch_shape then takes exactly those
+// (H200: pairs 0.90-0.97 of wgmma's time where taken), and choose_launch_shape then takes exactly those
 // pairs.
 TEST(CudaDecodeTuning, TilePairsThatFitOneWaveRunAheadOfAWgmmaGridThatSplitsK) {
   unsetenv("FP4GEMM_DECODE_KERNEL");
@@ -585,8 +583,7 @@ TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
       }
     }
   }
-  // The data-parallel grid's measured winners at M = 64 on 132 SMs (bench/results/2026-11-30-h200-wgmma.md;
-  // 12288x4096: 2026-12-01-h200-s14.md, call 8).
+  // The data-parallel grid's measured winners at M = 64 on 132 SMs (H200, every grid forced).
   const auto shape_of = [](std::int64_t n, std::int64_t k) {
     const WgmmaShape chosen = choose_data_parallel_wgmma_shape(64, n, k, 132);
     return std::array<int, 3>{chosen.warpgroups, chosen.splits, chosen.multicast};
@@ -663,7 +660,7 @@ TEST(CudaDecodeTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
 }
 
 // Where the stream-K grid replaces the data-parallel one on 132 SMs (wgmma_tuning.hpp,
-// kWgmmaStreamMaxFill; bench/results/2026-12-01-h200-s20.md, call 3), at every token width.
+// kWgmmaStreamMaxFill, measured on the H200), at every token width.
 TEST(CudaDecodeTuning, StreamKGridWhereTheDataParallelOneLeavesSmsIdle) {
   unsetenv("FP4GEMM_WGMMA_SHAPE");
   unsetenv("FP4GEMM_WGMMA_STREAM");
@@ -759,7 +756,7 @@ TEST(CudaDecodeTuning, WgmmaSplitsThatAreNotAPowerOfTwoAreNotCompiled) {
 #endif
 
 // Weights of few rows at M <= 16 split K over clusters (decode_tuning.hpp, kClusteredWarpsK), as
-// measured on the H200 (bench/results/2026-12-02-s30.md, calls 3-6); the rows where clusters lost
+// measured on the H200 (512x8192 M = 1 5.98 -> ~3.2 us); the rows where clusters lost
 // keep the unclustered rule, and so do three or more activation tiles.
 TEST(CudaDecodeTuning, FewRowWeightsSplitKOverClusters) {
   const auto cluster_of = [](std::int64_t m, std::int64_t n, std::int64_t k) {

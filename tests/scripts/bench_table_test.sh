@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/bench_table.py on two hand-written bench lines per problem: the row's cells, the ratios
-# against the peers, the comparison column, the stream floor's column, and a clear error for input
-# it cannot use.
+# against the peers, the comparison column, the stream floor's column, the backend under its old and
+# new name, the kernel column, the run header from a sidecar, and a clear error for input it cannot
+# use; then scripts/results_tables.sh: regeneration, --check and --take.
 set -uo pipefail
 script=${BENCH_TABLE:?path to scripts/bench_table.py}
 work=$(mktemp -d)
@@ -41,6 +42,54 @@ python3 "$script" "$work/bench.jsonl" --compare nolabel >/dev/null 2>"$work/err"
 grep -q "LABEL=FILE" "$work/err" || fail "--compare error does not say the form: $(cat "$work/err")"
 python3 "$script" --backend cpu "$work/bench.jsonl" >/dev/null 2>"$work/err" && fail "a backend with no lines was accepted"
 grep -q "no 'cpu' lines" "$work/err" || fail "missing-backend error: $(cat "$work/err")"
+
+# The backend's new name is found by default, and a comparison run made under the old name still fills its column.
+sed 's/"cuda_decode"/"cuda_nvfp4"/' "$work/bench.jsonl" > "$work/renamed.jsonl"
+out=$(python3 "$script" "$work/renamed.jsonl" --compare "PDL off=$work/off.jsonl") || fail "exit status with the new name $?"
+grep -qF '| N×K | M | cuda_nvfp4 µs | PDL off |' <<< "$out" || fail "header under the new name: $out"
+grep -qF '| 4096×4096 | 1 | 4.0 | 5.0 | 2.0 | 0.50 | 12.0 | 6.0 | 3.00× | 1.50× |' <<< "$out" || fail "row under the new name: $out"
+
+# The kernel's short name, from the line's explanation, in its own column.
+sed 's/"backend":"cuda_decode",/"backend":"cuda_decode","kernel":"mma.sync kernel (not wgmma: M < 33): 896 CTAs",/' \
+  "$work/bench.jsonl" > "$work/kernel.jsonl"
+out=$(python3 "$script" "$work/kernel.jsonl") || fail "exit status with a kernel $?"
+grep -qF '| N×K | M | cuda_decode µs | kernel | roofline µs |' <<< "$out" || fail "kernel header: $out"
+grep -qF '| 4096×4096 | 1 | 4.0 | mma.sync | 2.0 | 0.50 |' <<< "$out" || fail "kernel cell: $out"
+
+# The header from a run sidecar: its fields, the device and ceilings from the lines, its comparison run.
+sed 's/"backend":"cuda_decode",/"backend":"cuda_decode","device":"cuda:0: NVIDIA H200","bandwidth_gbps":4245.6,"compute_tflops":814.37,/' \
+  "$work/bench.jsonl" > "$work/h200.jsonl"
+cat > "$work/h200.run.json" <<'JSON'
+{"title": "A test table", "date": "2026-12-02", "commit": "abc1234", "command": "fp4gemm bench -m 1,16",
+ "note": "a note", "compare": {"PDL off": "off.jsonl"}}
+JSON
+out=$(python3 "$script" --run "$work/h200.run.json" "$work/h200.jsonl") || fail "exit status with a sidecar $?"
+grep -qxF '# A test table' <<< "$out" || fail "title: $out"
+grep -qF -- '- **Measured:** 2026-12-02, commit `abc1234`, on cuda:0: NVIDIA H200' <<< "$out" || fail "measured line: $out"
+grep -qF -- '- **Command:** `fp4gemm bench -m 1,16`' <<< "$out" || fail "command line: $out"
+grep -qF '4246 GB/s, 814 TFLOP/s' <<< "$out" || fail "ceilings: $out"
+grep -qF -- '- **Note:** a note' <<< "$out" || fail "note: $out"
+grep -qF 'h200.jsonl, off.jsonl' <<< "$out" || fail "sources: $out"
+grep -qF '| 4096×4096 | 1 | 4.0 | 5.0 | 2.0 |' <<< "$out" || fail "sidecar's comparison column: $out"
+echo '{"title": "t", "date": "2026-12-02", "command": "c"}' > "$work/bad.run.json"
+python3 "$script" --run "$work/bad.run.json" "$work/bench.jsonl" >/dev/null 2>"$work/err" && fail "a sidecar without a commit was accepted"
+grep -q "lacks commit" "$work/err" || fail "sidecar error: $(cat "$work/err")"
+
+# results_tables.sh: writes NAME.md, --check finds it current and then a hand edit, --take updates the sidecar.
+tables="$(dirname "$script")/results_tables.sh"
+results="$work/results"; mkdir -p "$results"
+cp "$work/h200.jsonl" "$work/h200.run.json" "$work/off.jsonl" "$results/"
+RESULTS_DIR="$results" bash "$tables" >/dev/null || fail "results_tables exit status $?"
+[ "$(cat "$results/h200.md")" = "$out" ] || fail "h200.md is not bench_table's output: $(cat "$results/h200.md")"
+RESULTS_DIR="$results" bash "$tables" --check 2>/dev/null || fail "--check on fresh tables failed"
+echo "edited" >> "$results/h200.md"
+RESULTS_DIR="$results" bash "$tables" --check 2>/dev/null && fail "--check passed a hand-edited table"
+line cuda_decode 1 3.5 > "$work/fresh-off.jsonl"
+COMMIT=def5678 RESULTS_DIR="$results" bash "$tables" --take h200 "$work/kernel.jsonl" "$work/fresh-off.jsonl" >/dev/null ||
+  fail "--take exit status $?"
+grep -qF "commit \`def5678\`, on" "$results/h200.md" || fail "--take commit: $(head -3 "$results/h200.md")"
+grep -qF -- "- **Measured:** $(date -u +%F)," "$results/h200.md" || fail "--take date: $(head -3 "$results/h200.md")"
+grep -qF '| 4096×4096 | 1 | 4.0 | mma.sync | 3.5 |' "$results/h200.md" || fail "--take tables: $(cat "$results/h200.md")"
 
 if [ $failures -eq 0 ]; then echo "bench_table: all passed"; fi
 exit $failures

@@ -1,1 +1,0 @@
-116s#Layout::kStageBytes)#Layout::kActivationOffset)#; 134s#bulk_copy_to_shared(destination + Layout::kActivationOffset, chunk_activations, Layout::kActivationBytes, &full\[stage\]);#(void)chunk_activations;#

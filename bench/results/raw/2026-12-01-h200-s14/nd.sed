@@ -1,1 +1,0 @@
-171s#decode_tile_at(code_address + stage \* Layout::kStageBytes, scale_address + stage \* Layout::kStageBytes, table_address, fragments);#{ const uint4 w = load_shared_16(code_address + stage * Layout::kStageBytes); for (int b = 0; b < kBlocksPerChunk; ++b) { fragments[b][0] = w.x; fragments[b][1] = w.y; fragments[b][2] = w.z; fragments[b][3] = w.w; } }#

@@ -1,1 +1,0 @@
-203s#issue_chunk_wgmmas_at<kTokens>(accumulators, current, first_descriptor + std::uint32_t(stage \* Layout::kStageBytes >> 4));#{ std::uint32_t x = 0; for (int b = 0; b < kBlocksPerChunk; ++b) for (int i = 0; i < 4; ++i) x ^= current[b][i]; accumulators[0] += __int_as_float(x \& 0x3fffffffu); }#

@@ -1,4 +1,0 @@
-171s#decode_tile_at(code_address + stage \* Layout::kStageBytes, scale_address + stage \* Layout::kStageBytes, table_address, fragments);#{ const uint4 w = load_shared_16(code_address + stage * Layout::kStageBytes); for (int b = 0; b < kBlocksPerChunk; ++b) { fragments[b][0] = w.x; fragments[b][1] = w.y; fragments[b][2] = w.z; fragments[b][3] = w.w; } }#
-203s#issue_chunk_wgmmas_at<kTokens>(accumulators, current, first_descriptor + std::uint32_t(stage \* Layout::kStageBytes >> 4));#{ std::uint32_t x = 0; for (int b = 0; b < kBlocksPerChunk; ++b) for (int i = 0; i < 4; ++i) x ^= current[b][i]; accumulators[0] += __int_as_float(x \& 0x3fffffffu); }#
-92s#mbarrier_init(&empty\[stage\], 32 \* kConsumerWarps \* multicast);#mbarrier_init(\&empty[stage], kConsumerWarps * multicast);#
-179s#mbarrier_arrive(empty_address + 8 \* stage);#__syncwarp(); if (lane == 0) mbarrier_arrive(empty_address + 8 * stage);#

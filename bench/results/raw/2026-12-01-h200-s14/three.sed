@@ -1,2 +1,0 @@
-1r /tmp/var/three.cu
-d

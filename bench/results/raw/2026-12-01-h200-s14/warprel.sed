@@ -1,2 +1,0 @@
-92s#mbarrier_init(&empty\[stage\], 32 \* kConsumerWarps \* multicast);#mbarrier_init(\&empty[stage], kConsumerWarps * multicast);#
-179s#mbarrier_arrive(empty_address + 8 \* stage);#__syncwarp(); if (lane == 0) mbarrier_arrive(empty_address + 8 * stage);#

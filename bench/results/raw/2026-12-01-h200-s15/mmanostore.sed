@@ -1,1 +1,0 @@
-s#^    store_output(args.out, std::int64_t(col) \* args.out_stride + n, args.out_dtype, scale \* sum);#    if (args.m < 0) store_output(args.out, std::int64_t(col) * args.out_stride + n, args.out_dtype, scale * sum);#

@@ -1,1 +1,0 @@
-s|      for (int tile = 0; tile < kMTiles; ++tile) activation_round\[tile\] += kDepth \* 8;|      for (int tile = 0; tile < kMTiles; ++tile) activation_round[tile] = activation_rows[tile] + ((activation_round[tile] - activation_rows[tile] + kDepth * 8) \& 63);|

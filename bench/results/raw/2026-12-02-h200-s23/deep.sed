@@ -1,2 +1,0 @@
-s/kPrefillRecordStages/12/g
-s/kPrefillDecodedStages/8/g

@@ -1,1 +1,0 @@
-s/^      fence_proxy_async_shared();/      \/\/ no fence/

@@ -1,1 +1,0 @@
-s/kPrefillRecordStages/12/g
