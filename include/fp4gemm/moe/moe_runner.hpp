@@ -33,7 +33,9 @@ struct MoeExplanation {
   MoeProblem problem;
   std::string device;
   std::string setting, setting_origin;
+  std::string profile;         // what the tuned profile said (a sentence)
   std::vector<dispatch::CandidateReport> candidates;  // in the order they would be tried
+  std::string order_evidence;  // why the auto order is what it is (empty when a backend was requested)
   std::string choice, choice_reason, plan;
   std::string to_text() const;
 };
@@ -77,5 +79,6 @@ class MoeRunner {
 
 // Every MoE backend compiled into this build ("ref", "cpu", and GPU ones where built).
 std::vector<std::shared_ptr<MoeBackend>> make_all_moe_backends();
+std::vector<std::string> moe_backend_names();
 
 }  // namespace fp4gemm::moe

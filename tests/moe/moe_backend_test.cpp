@@ -1,0 +1,180 @@
+// Every MoE backend against the FP64 oracle on fresh random inputs, outputs poisoned before the
+// call, every element checked: the shapes and routings the issue names, both layouts, both input
+// types, every output type, the shared expert in each form, W4A4.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "backends/ref/ref_backend.hpp"
+#include "fp4gemm/format/half.hpp"
+#include "fp4gemm/moe/moe_runner.hpp"
+#include "moe/moe_test_support.hpp"
+#include "support/test_support.hpp"
+
+namespace fp4gemm::moe::testing {
+namespace {
+
+class EveryMoeBackend : public ::testing::TestWithParam<std::string> {
+ protected:
+  void expect_matches_reference(const MoeCase& c) {
+    for (const auto& backend : make_all_moe_backends()) {
+      if (backend->name() != GetParam()) continue;
+      const std::string failures = run_and_compare(*backend, c);
+      EXPECT_TRUE(failures.empty()) << failures;
+      return;
+    }
+    FAIL() << "no MoE backend named " << GetParam();
+  }
+};
+
+MoeCase base_case() { return MoeCase{}; }
+
+TEST_P(EveryMoeBackend, OneToken) {
+  MoeCase c = base_case();
+  c.tokens = 1;
+  expect_matches_reference(c);
+}
+
+TEST_P(EveryMoeBackend, ExpertsThatGetNoToken) {
+  MoeCase c = base_case();
+  c.tokens = 2;
+  c.layer.experts = 7;
+  c.routing = Routing::given;
+  expect_matches_reference(c);
+}
+
+TEST_P(EveryMoeBackend, EveryTokenOnOneExpert) {
+  MoeCase c = base_case();
+  c.tokens = 6;
+  c.routing = Routing::given_one_expert;
+  expect_matches_reference(c);
+}
+
+TEST_P(EveryMoeBackend, TopOneAndTopEveryExpert) {
+  MoeCase c = base_case();
+  c.top_k = 1;
+  expect_matches_reference(c);
+  c.top_k = int(c.layer.experts);
+  expect_matches_reference(c);
+  c.norm_topk_prob = false;
+  expect_matches_reference(c);
+}
+
+TEST_P(EveryMoeBackend, ExpertCountsThatAreNotPowersOfTwo) {
+  MoeCase c = base_case();
+  for (std::int64_t experts : {3, 6, 11}) {
+    c.layer.experts = experts;
+    c.top_k = 3;
+    expect_matches_reference(c);
+  }
+}
+
+TEST_P(EveryMoeBackend, FusedGateUpLayout) {
+  MoeCase c = base_case();
+  c.layer.layout = ExpertLayout::fused_gate_up;
+  expect_matches_reference(c);
+  c.routing = Routing::given;
+  c.input = DType::f32;
+  expect_matches_reference(c);
+}
+
+TEST_P(EveryMoeBackend, SharedExpertNvfp4AndDense) {
+  MoeCase c = base_case();
+  c.layer.shared = SharedKind::nvfp4;
+  expect_matches_reference(c);
+  c.layer.shared = SharedKind::dense;
+  expect_matches_reference(c);
+  c.layer.dense_dtype = DType::f32;
+  c.input = DType::f32;
+  expect_matches_reference(c);
+  c.layer.shared_gate = false;
+  expect_matches_reference(c);
+}
+
+TEST_P(EveryMoeBackend, Fp32InputAndEveryOutputType) {
+  for (DType input : {DType::bf16, DType::f32}) {
+    for (DType output : {DType::bf16, DType::f16, DType::f32}) {
+      MoeCase c = base_case();
+      c.input = input;
+      c.output = output;
+      expect_matches_reference(c);
+    }
+  }
+}
+
+TEST_P(EveryMoeBackend, GivenRoutingIsUsedAsGiven) {
+  MoeCase c = base_case();
+  c.routing = Routing::given;
+  c.norm_topk_prob = true;  // given weights are not renormalised
+  expect_matches_reference(c);
+}
+
+TEST_P(EveryMoeBackend, W4A4) {
+  MoeCase c = base_case();
+  c.w4a4 = true;
+  c.tokens = 5;
+  expect_matches_reference(c);
+  c.layer.shared = SharedKind::nvfp4;
+  c.layer.layout = ExpertLayout::fused_gate_up;
+  expect_matches_reference(c);
+  c.layer.shared = SharedKind::dense;
+  c.input = DType::f32;
+  expect_matches_reference(c);
+}
+
+TEST_P(EveryMoeBackend, ManyTokensLargerLayer) {
+  MoeCase c = base_case();
+  c.tokens = 40;
+  c.layer.experts = 9;
+  c.layer.hidden = 256;
+  c.layer.intermediate = 96;
+  c.layer.shared = SharedKind::nvfp4;
+  c.top_k = 3;
+  expect_matches_reference(c);
+}
+
+TEST_P(EveryMoeBackend, ZeroTokensWritesNothing) {
+  for (const auto& backend : make_all_moe_backends()) {
+    if (backend->name() != GetParam()) continue;
+    std::mt19937_64 rng(fp4gemm::testing::fresh_seed());
+    MoeCase c = base_case();
+    c.tokens = 0;
+    const MoeInputs inputs = make_moe_inputs(c, rng);
+    const auto prepared = backend->prepare(inputs.layer.weights, probe_cpu());
+    PoisonedMoeOutput out = make_poisoned_moe_output(0, c.layer.hidden, c.output);
+    EXPECT_NO_THROW(backend->run(inputs.call, *prepared, out.view, {}));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(MoeBackends, EveryMoeBackend, ::testing::ValuesIn(moe_backend_names()),
+                         [](const auto& info) { return info.param; });
+
+// The oracle itself, against the dense oracle: one expert, k = 1, FP32 x, so
+// y = down · (SiLU(gate · x) ⊙ (up · x)) with h in FP32, from three dense reference GEMMs.
+TEST(MoeReference, OneExpertIsThreeDenseGemms) {
+  std::mt19937_64 rng(fp4gemm::testing::fresh_seed());
+  MoeCase c = base_case();
+  c.layer.experts = 1;
+  c.top_k = 1;
+  c.input = DType::f32;
+  c.tokens = 4;
+  const MoeInputs inputs = make_moe_inputs(c, rng);
+  const ExpertProjections& expert = inputs.layer.weights.experts[0];
+  const ActivationView x = ActivationView::from_dense(inputs.call.x);
+  const ReferenceResult gate = reference_gemm(x, expert.gate, expert.gate.global_scale);
+  const ReferenceResult up = reference_gemm(x, expert.up, expert.up.global_scale);
+  const std::int64_t intermediate = expert.gate.rows, hidden = expert.down.rows;
+  std::vector<float> h(gate.values.size());
+  for (std::size_t i = 0; i < h.size(); ++i) h[i] = float(gate.values[i] / (1.0 + std::exp(-gate.values[i])) * up.values[i]);
+  const ReferenceResult y = reference_gemm(ActivationView::from_dense({h.data(), DType::f32, c.tokens, intermediate}),
+                                           expert.down, expert.down.global_scale);
+  const MoeReference reference = reference_moe(inputs.layer.weights, inputs.call, kAccumulationError);
+  ASSERT_EQ(reference.values.size(), std::size_t(c.tokens * hidden));
+  for (std::size_t i = 0; i < y.values.size(); ++i) {
+    // The routing weight of a single expert is exactly 1 after softmax and renormalisation.
+    EXPECT_NEAR(reference.values[i], y.values[i], 1e-12 * y.absolute_sum[i] + 1e-30) << "element " << i;
+  }
+}
+
+}  // namespace
+}  // namespace fp4gemm::moe::testing
