@@ -1,6 +1,7 @@
 // The MoE canary: before a backend first serves a kind of MoE problem (operand types, routing,
 // shared expert), one small random layer of that kind runs on it into a poisoned output and is
 // judged against the FP64 oracle (moe_reference.hpp). A wrong answer quarantines the backend.
+#include <algorithm>
 #include <random>
 
 #include "dispatch/runner_pieces.hpp"
@@ -88,7 +89,13 @@ CanaryReport run_moe_canary(MoeBackend& backend, const DeviceInfo& device, const
   const std::string verdict =
       compare_with_moe_reference(reference_moe(layer.weights, call, kCanaryAccumulationError), out.as_const());
   report.passed = verdict.empty();
-  if (!report.passed) report.reason = "differs from ref: " + verdict + replay;
+  if (!report.passed) {
+    // One line for logs and explain: the count and the first mismatch.
+    const std::size_t second_line = verdict.find('\n', verdict.find('\n') + 1);
+    std::string summary = verdict.substr(0, second_line);
+    std::replace(summary.begin(), summary.end(), '\n', ' ');
+    report.reason = "differs from ref: " + summary + replay;
+  }
   return report;
 }
 

@@ -90,7 +90,9 @@ struct MoeProblem {
   bool shared_expert = false;
   std::int64_t shared_intermediate = 0;  // I_s, when shared_expert
   bool shared_dense = false;             // the shared expert's projections are BF16/FP32, not NVFP4
-  std::string to_string() const;  // "T=1 H=4096 I=1024 E=512 k=10 a=bf16 out=bf16 shared"
+  // "T=1 H=4096 I=1024 E=512 k=10 a=bf16 out=bf16", then " routing=given" and " shared" (NVFP4)
+  // or " shared=dense" when they apply.
+  std::string to_string() const;
   // Fewest bytes one call must move: each expert that `active_experts` names once (gate, up and
   // down at 0.5625 B/element), the shared expert, x and y.
   double minimal_bytes(std::int64_t active_experts) const;

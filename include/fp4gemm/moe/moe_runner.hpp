@@ -1,8 +1,10 @@
 #pragma once
 // The MoE runner: what an application holds to run MoE layers. It chooses an MoE backend the way
-// the dense Runner chooses a GEMM backend — argument / --moe-backend > FP4GEMM_MOE_BACKEND > tuned
-// profile > auto order filtered by each backend's checks — proves it with a canary against `ref`
-// before it first serves, falls back to the next candidate when one fails, and explains the choice.
+// the dense Runner chooses a GEMM backend — argument / --moe-backend > FP4GEMM_MOE_BACKEND > auto
+// order filtered by each backend's checks — proves it with a canary against `ref` before it first
+// serves, falls back to the next candidate when one fails, and explains the choice.
+// NOTE: no tuned profile yet: a profile entry (dispatch/profile.hpp) names one GEMM's n, k and
+// activation; an MoE entry needs E, k, H, I and the token count. explain says "not consulted".
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,7 +23,7 @@ struct MoeRunnerOptions {
   std::string backend;  // an MoE backend name, "auto", or empty (environment, profile, auto)
   int device = RunnerOptions::kFirstGpu;
   std::optional<DeviceInfo> simulated_device;
-  std::string profile_path;
+  std::string profile_path;  // reserved for MoE entries in tuned profiles; not read yet
   dispatch::LogSink log;
   dispatch::EnvironmentLookup environment;
   std::vector<std::shared_ptr<MoeBackend>> backends;  // empty: every MoE backend compiled in
