@@ -7,6 +7,7 @@
 
 #include "backends/ref/ref_backend.hpp"
 #include "fp4gemm/format/half.hpp"
+#include "fp4gemm/format/scale_layout.hpp"
 #include "fp4gemm/moe/moe_runner.hpp"
 #include "moe/moe_test_support.hpp"
 #include "support/test_support.hpp"
@@ -131,6 +132,40 @@ TEST_P(EveryMoeBackend, ManyTokensLargerLayer) {
   c.layer.shared = SharedKind::nvfp4;
   c.top_k = 3;
   expect_matches_reference(c);
+}
+
+TEST_P(EveryMoeBackend, SwizzledBlockScales) {
+  for (const auto& backend : make_all_moe_backends()) {
+    if (backend->name() != GetParam()) continue;
+    const std::uint64_t seed = fp4gemm::testing::fresh_seed();
+    std::mt19937_64 rng(seed);
+    MoeCase c = base_case();
+    c.layer.shared = SharedKind::nvfp4;
+    MoeInputs inputs = make_moe_inputs(c, rng);
+    // Every NVFP4 view's scales in the 128x4 swizzled layout (as GPU-prepared tensors carry them).
+    std::vector<std::vector<std::uint8_t>> swizzled;
+    swizzled.reserve(3 * inputs.layer.weights.experts.size() + 3);
+    const auto swizzle = [&](Nvfp4View& view) {
+      swizzled.push_back(scale_layout::to_swizzled(view.scales, view.rows, view.cols));
+      view.scales = swizzled.back().data();
+      view.scale_layout = ScaleLayout::swizzled_128x4;
+      view.scales_size_bytes = 0;
+    };
+    for (auto& expert : inputs.layer.weights.experts)
+      for (Nvfp4View* view : {&expert.gate, &expert.up, &expert.down}) swizzle(*view);
+    for (Nvfp4View* view : {&inputs.layer.weights.shared->nvfp4->gate, &inputs.layer.weights.shared->nvfp4->up,
+                            &inputs.layer.weights.shared->nvfp4->down})
+      swizzle(*view);
+    const auto prepared = backend->prepare(inputs.layer.weights, probe_cpu());
+    PoisonedMoeOutput out = make_poisoned_moe_output(c.tokens, c.layer.hidden, c.output);
+    backend->run(inputs.call, *prepared, out.view, {});
+    // The oracle reads the linear original, so a scale read from the wrong place shows.
+    std::mt19937_64 replay(seed);
+    const MoeInputs original = make_moe_inputs(c, replay);
+    const std::string failures = compare_with_moe_reference(
+        reference_moe(original.layer.weights, original.call, kAccumulationError), out.view.as_const());
+    EXPECT_TRUE(failures.empty()) << "seed " << seed << "\n" << failures;
+  }
 }
 
 TEST_P(EveryMoeBackend, ZeroTokensWritesNothing) {

@@ -20,7 +20,7 @@ namespace fp4gemm::moe {
 inline const dispatch::SettingVariables kMoeBackendVariables{"FP4GEMM_MOE_BACKEND", ""};
 
 struct MoeRunnerOptions {
-  std::string backend;  // an MoE backend name, "auto", or empty (environment, profile, auto)
+  std::string backend;  // an MoE backend name, "auto", or empty (then FP4GEMM_MOE_BACKEND, then auto)
   int device = RunnerOptions::kFirstGpu;
   std::optional<DeviceInfo> simulated_device;
   std::string profile_path;  // reserved for MoE entries in tuned profiles; not read yet
