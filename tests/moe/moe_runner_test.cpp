@@ -193,6 +193,21 @@ TEST_F(MoeRunnerTest, ResidentBytesCountEveryLayoutMade) {
   EXPECT_EQ(layer.resident_bytes(), expected);
 }
 
+TEST_F(MoeRunnerTest, CpuServesEveryKindOfProblemAfterItsCanary) {
+  MoeRunner runner(options());
+  MoeCase w4a4 = c;
+  w4a4.w4a4 = true;
+  w4a4.layer.shared = SharedKind::dense;
+  MoeCase given = c;
+  given.routing = Routing::given;
+  given.layer.shared = SharedKind::nvfp4;
+  given.input = DType::f32;
+  given.output = DType::f16;
+  for (const MoeCase& served : {c, w4a4, given}) expect_correct(runner, served);
+  EXPECT_TRUE(runner.quarantined().empty()) << runner.quarantined().begin()->second;
+  EXPECT_EQ(warnings.size(), 0u) << warnings.front();
+}
+
 TEST_F(MoeRunnerTest, EveryBackendPassesItsCanary) {
   MoeRunner runner(options());
   const std::vector<CanaryReport> reports = runner.run_all_canaries();
