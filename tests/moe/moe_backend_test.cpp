@@ -3,6 +3,7 @@
 // types, every output type, the shared expert in each form, W4A4.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "backends/ref/ref_backend.hpp"
@@ -165,6 +166,36 @@ TEST_P(EveryMoeBackend, SwizzledBlockScales) {
     const std::string failures = compare_with_moe_reference(
         reference_moe(original.layer.weights, original.call, kAccumulationError), out.view.as_const());
     EXPECT_TRUE(failures.empty()) << "seed " << seed << "\n" << failures;
+  }
+}
+
+TEST_P(EveryMoeBackend, StridedInputAndOutput) {
+  for (const auto& backend : make_all_moe_backends()) {
+    if (backend->name() != GetParam()) continue;
+    const std::uint64_t seed = fp4gemm::testing::fresh_seed();
+    std::mt19937_64 rng(seed);
+    MoeCase c = base_case();
+    c.tokens = 5;
+    c.w4a4 = true;
+    c.layer.shared = SharedKind::nvfp4;
+    const MoeInputs inputs = make_moe_inputs(c, rng);
+    const std::int64_t hidden = c.layer.hidden, stride = hidden + 24;
+    // x's rows with NaN padding between them: a backend reading past a row's end fails.
+    std::vector<std::uint16_t> padded_x(static_cast<std::size_t>(c.tokens * stride), 0x7FC0);
+    for (std::int64_t t = 0; t < c.tokens; ++t)
+      std::copy_n(inputs.x.bf16.begin() + t * hidden, hidden, padded_x.begin() + t * stride);
+    MoeCall call = inputs.call;
+    call.x = {padded_x.data(), DType::bf16, c.tokens, hidden, stride, Memory::host, 0};
+    std::vector<float> padded_out(static_cast<std::size_t>(c.tokens * stride), NAN);
+    const MutableDenseView out{padded_out.data(), DType::f32, c.tokens, hidden, stride, Memory::host, 0};
+    const auto prepared = backend->prepare(inputs.layer.weights, probe_cpu());
+    backend->run(call, *prepared, out, {});
+    const std::string failures = compare_with_moe_reference(
+        reference_moe(inputs.layer.weights, inputs.call, kAccumulationError), out.as_const());
+    EXPECT_TRUE(failures.empty()) << "seed " << seed << "\n" << failures;
+    for (std::int64_t t = 0; t < c.tokens; ++t)
+      for (std::int64_t col = hidden; col < stride; ++col)
+        EXPECT_TRUE(std::isnan(padded_out[std::size_t(t * stride + col)])) << "wrote padding at " << t << ", " << col;
   }
 }
 
