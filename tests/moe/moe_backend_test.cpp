@@ -18,15 +18,16 @@ namespace {
 
 class EveryMoeBackend : public ::testing::TestWithParam<std::string> {
  protected:
-  void expect_matches_reference(const MoeCase& c) {
-    for (const auto& backend : make_all_moe_backends()) {
-      if (backend->name() != GetParam()) continue;
-      const std::string failures = run_and_compare(*backend, c);
-      EXPECT_TRUE(failures.empty()) << failures;
-      return;
-    }
-    FAIL() << "no MoE backend named " << GetParam();
+  void SetUp() override {
+    for (const auto& candidate : make_all_moe_backends())
+      if (candidate->name() == GetParam()) backend = candidate;
+    ASSERT_TRUE(backend) << "no MoE backend named " << GetParam();
   }
+  void expect_matches_reference(const MoeCase& c) {
+    const std::string failures = run_and_compare(*backend, c);
+    EXPECT_TRUE(failures.empty()) << failures;
+  }
+  std::shared_ptr<MoeBackend> backend;
 };
 
 MoeCase base_case() { return MoeCase{}; }
@@ -136,80 +137,71 @@ TEST_P(EveryMoeBackend, ManyTokensLargerLayer) {
 }
 
 TEST_P(EveryMoeBackend, SwizzledBlockScales) {
-  for (const auto& backend : make_all_moe_backends()) {
-    if (backend->name() != GetParam()) continue;
-    const std::uint64_t seed = fp4gemm::testing::fresh_seed();
-    std::mt19937_64 rng(seed);
-    MoeCase c = base_case();
-    c.layer.shared = SharedKind::nvfp4;
-    MoeInputs inputs = make_moe_inputs(c, rng);
-    // Every NVFP4 view's scales in the 128x4 swizzled layout (as GPU-prepared tensors carry them).
-    std::vector<std::vector<std::uint8_t>> swizzled;
-    swizzled.reserve(3 * inputs.layer.weights.experts.size() + 3);
-    const auto swizzle = [&](Nvfp4View& view) {
-      swizzled.push_back(scale_layout::to_swizzled(view.scales, view.rows, view.cols));
-      view.scales = swizzled.back().data();
-      view.scale_layout = ScaleLayout::swizzled_128x4;
-      view.scales_size_bytes = 0;
-    };
-    for (auto& expert : inputs.layer.weights.experts)
-      for (Nvfp4View* view : {&expert.gate, &expert.up, &expert.down}) swizzle(*view);
-    for (Nvfp4View* view : {&inputs.layer.weights.shared->nvfp4->gate, &inputs.layer.weights.shared->nvfp4->up,
-                            &inputs.layer.weights.shared->nvfp4->down})
-      swizzle(*view);
-    const auto prepared = backend->prepare(inputs.layer.weights, probe_cpu());
-    PoisonedMoeOutput out = make_poisoned_moe_output(c.tokens, c.layer.hidden, c.output);
-    backend->run(inputs.call, *prepared, out.view, {});
-    // The oracle reads the linear original, so a scale read from the wrong place shows.
-    std::mt19937_64 replay(seed);
-    const MoeInputs original = make_moe_inputs(c, replay);
-    const std::string failures = compare_with_moe_reference(
-        reference_moe(original.layer.weights, original.call, kAccumulationError), out.view.as_const());
-    EXPECT_TRUE(failures.empty()) << "seed " << seed << "\n" << failures;
-  }
+  const std::uint64_t seed = fp4gemm::testing::fresh_seed();
+  std::mt19937_64 rng(seed);
+  MoeCase c = base_case();
+  c.layer.shared = SharedKind::nvfp4;
+  MoeInputs inputs = make_moe_inputs(c, rng);
+  // Every NVFP4 view's scales in the 128x4 swizzled layout (as GPU-prepared tensors carry them).
+  std::vector<std::vector<std::uint8_t>> swizzled;
+  swizzled.reserve(3 * inputs.layer.weights.experts.size() + 3);
+  const auto swizzle = [&](Nvfp4View& view) {
+    swizzled.push_back(scale_layout::to_swizzled(view.scales, view.rows, view.cols));
+    view.scales = swizzled.back().data();
+    view.scale_layout = ScaleLayout::swizzled_128x4;
+    view.scales_size_bytes = 0;
+  };
+  for (auto& expert : inputs.layer.weights.experts)
+    for (Nvfp4View* view : {&expert.gate, &expert.up, &expert.down}) swizzle(*view);
+  for (Nvfp4View* view : {&inputs.layer.weights.shared->nvfp4->gate, &inputs.layer.weights.shared->nvfp4->up,
+                          &inputs.layer.weights.shared->nvfp4->down})
+    swizzle(*view);
+  const auto prepared = backend->prepare(inputs.layer.weights, probe_cpu());
+  PoisonedMoeOutput out = make_poisoned_moe_output(c.tokens, c.layer.hidden, c.output);
+  backend->run(inputs.call, *prepared, out.view, {});
+  // The oracle reads the linear original, so a scale read from the wrong place shows.
+  std::mt19937_64 replay(seed);
+  const MoeInputs original = make_moe_inputs(c, replay);
+  const std::string failures = compare_with_moe_reference(
+      reference_moe(original.layer.weights, original.call, kAccumulationError), out.view.as_const());
+  EXPECT_TRUE(failures.empty()) << "seed " << seed << "\n" << failures;
 }
 
 TEST_P(EveryMoeBackend, StridedInputAndOutput) {
-  for (const auto& backend : make_all_moe_backends()) {
-    if (backend->name() != GetParam()) continue;
-    const std::uint64_t seed = fp4gemm::testing::fresh_seed();
-    std::mt19937_64 rng(seed);
-    MoeCase c = base_case();
-    c.tokens = 5;
-    c.w4a4 = true;
-    c.layer.shared = SharedKind::nvfp4;
-    const MoeInputs inputs = make_moe_inputs(c, rng);
-    const std::int64_t hidden = c.layer.hidden, stride = hidden + 24;
-    // x's rows with NaN padding between them: a backend reading past a row's end fails.
-    std::vector<std::uint16_t> padded_x(static_cast<std::size_t>(c.tokens * stride), 0x7FC0);
-    for (std::int64_t t = 0; t < c.tokens; ++t)
-      std::copy_n(inputs.x.bf16.begin() + t * hidden, hidden, padded_x.begin() + t * stride);
-    MoeCall call = inputs.call;
-    call.x = {padded_x.data(), DType::bf16, c.tokens, hidden, stride, Memory::host, 0};
-    std::vector<float> padded_out(static_cast<std::size_t>(c.tokens * stride), NAN);
-    const MutableDenseView out{padded_out.data(), DType::f32, c.tokens, hidden, stride, Memory::host, 0};
-    const auto prepared = backend->prepare(inputs.layer.weights, probe_cpu());
-    backend->run(call, *prepared, out, {});
-    const std::string failures = compare_with_moe_reference(
-        reference_moe(inputs.layer.weights, inputs.call, kAccumulationError), out.as_const());
-    EXPECT_TRUE(failures.empty()) << "seed " << seed << "\n" << failures;
-    for (std::int64_t t = 0; t < c.tokens; ++t)
-      for (std::int64_t col = hidden; col < stride; ++col)
-        EXPECT_TRUE(std::isnan(padded_out[std::size_t(t * stride + col)])) << "wrote padding at " << t << ", " << col;
-  }
+  const std::uint64_t seed = fp4gemm::testing::fresh_seed();
+  std::mt19937_64 rng(seed);
+  MoeCase c = base_case();
+  c.tokens = 5;
+  c.w4a4 = true;
+  c.layer.shared = SharedKind::nvfp4;
+  const MoeInputs inputs = make_moe_inputs(c, rng);
+  const std::int64_t hidden = c.layer.hidden, stride = hidden + 24;
+  // x's rows with NaN padding between them: a backend reading past a row's end fails.
+  std::vector<std::uint16_t> padded_x(static_cast<std::size_t>(c.tokens * stride), 0x7FC0);
+  for (std::int64_t t = 0; t < c.tokens; ++t)
+    std::copy_n(inputs.x.bf16.begin() + t * hidden, hidden, padded_x.begin() + t * stride);
+  MoeCall call = inputs.call;
+  call.x = {padded_x.data(), DType::bf16, c.tokens, hidden, stride, Memory::host, 0};
+  std::vector<float> padded_out(static_cast<std::size_t>(c.tokens * stride), NAN);
+  const MutableDenseView out{padded_out.data(), DType::f32, c.tokens, hidden, stride, Memory::host, 0};
+  const auto prepared = backend->prepare(inputs.layer.weights, probe_cpu());
+  backend->run(call, *prepared, out, {});
+  const std::string failures = compare_with_moe_reference(
+      reference_moe(inputs.layer.weights, inputs.call, kAccumulationError), out.as_const());
+  EXPECT_TRUE(failures.empty()) << "seed " << seed << "\n" << failures;
+  for (std::int64_t t = 0; t < c.tokens; ++t)
+    for (std::int64_t col = hidden; col < stride; ++col)
+      EXPECT_TRUE(std::isnan(padded_out[std::size_t(t * stride + col)])) << "wrote padding at " << t << ", " << col;
 }
 
 TEST_P(EveryMoeBackend, ZeroTokensWritesNothing) {
-  for (const auto& backend : make_all_moe_backends()) {
-    if (backend->name() != GetParam()) continue;
-    std::mt19937_64 rng(fp4gemm::testing::fresh_seed());
-    MoeCase c = base_case();
-    c.tokens = 0;
-    const MoeInputs inputs = make_moe_inputs(c, rng);
-    const auto prepared = backend->prepare(inputs.layer.weights, probe_cpu());
-    PoisonedMoeOutput out = make_poisoned_moe_output(0, c.layer.hidden, c.output);
-    EXPECT_NO_THROW(backend->run(inputs.call, *prepared, out.view, {}));
-  }
+  std::mt19937_64 rng(fp4gemm::testing::fresh_seed());
+  MoeCase c = base_case();
+  c.tokens = 0;
+  const MoeInputs inputs = make_moe_inputs(c, rng);
+  const auto prepared = backend->prepare(inputs.layer.weights, probe_cpu());
+  PoisonedMoeOutput out = make_poisoned_moe_output(0, c.layer.hidden, c.output);
+  EXPECT_NO_THROW(backend->run(inputs.call, *prepared, out.view, {}));
 }
 
 INSTANTIATE_TEST_SUITE_P(MoeBackends, EveryMoeBackend, ::testing::ValuesIn(moe_backend_names()),
