@@ -46,6 +46,7 @@ void serve_moe(MoeRunnerState& state, const MoeCall& call, MoeLayerState& layer,
   }
   std::string causes;
   const auto note = [&](const std::string& cause) { causes += (causes.empty() ? "" : "; ") + cause; };
+  bool attempted = false;  // whether any candidate could take the operands where they are
   for (const std::string& name : plan.order) {
     MoeBackendSlot& slot = *state.find(name);
     if (slot.backend->memory() != call.x.memory) {
@@ -54,6 +55,7 @@ void serve_moe(MoeRunnerState& state, const MoeCall& call, MoeLayerState& layer,
       if (plan.strict) break;
       continue;
     }
+    attempted = true;
     if (state.options.canary) {
       if (const auto quarantine = ensure_canary(state, slot, problem)) {
         state.warn_once("quarantine:" + name, "MoE backend '" + name + "' is quarantined: its canary " + *quarantine +
@@ -85,6 +87,11 @@ void serve_moe(MoeRunnerState& state, const MoeCall& call, MoeLayerState& layer,
                     "MoE backend '" + name + "' failed on " + problem.to_string() + ": " + cause +
                         (plan.strict ? "" : "; using the next candidate for this problem from now on"));
     if (plan.strict) break;
+  }
+  if (!attempted) {
+    throw Error(ErrorCode::unsupported, "no MoE backend of this build takes operands in " +
+                                            std::string(to_string(call.x.memory)) + " memory (" + causes +
+                                            "); pass x and the output in host memory");
   }
   if (plan.strict) {
     throw Error(ErrorCode::backend_failure, "MoE backend '" + plan.order.front() + "', requested by " +

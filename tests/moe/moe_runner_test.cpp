@@ -175,6 +175,26 @@ TEST_F(MoeRunnerTest, BadInputIsRejectedBeforeAnyBackendRuns) {
   EXPECT_EQ(counting->runs, 0);
 }
 
+TEST_F(MoeRunnerTest, OperandsInGpuMemoryAreUnsupportedUntilAGpuBackendExists) {
+  MoeRunner runner(options());
+  std::mt19937_64 rng(fp4gemm::testing::fresh_seed());
+  const MoeInputs inputs = make_moe_inputs(c, rng);
+  const MoeLayerHandle layer = runner.prepare(inputs.layer.weights);
+  PoisonedMoeOutput out = make_poisoned_moe_output(c.tokens, c.layer.hidden, c.output);
+  MoeCall call = inputs.call;
+  call.x.memory = Memory::cuda;  // never read: no backend takes it
+  MutableDenseView device_out = out.view;
+  device_out.memory = Memory::cuda;
+  try {
+    runner.run(call, layer, device_out);
+    FAIL() << "ran an MoE layer on operands in GPU memory";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::unsupported);
+    EXPECT_NE(std::string(error.what()).find("pass x and the output in host memory"), std::string::npos) << error.what();
+  }
+  EXPECT_TRUE(still_poisoned(out));
+}
+
 TEST_F(MoeRunnerTest, ResidentBytesCountEveryLayoutMade) {
   MoeRunner runner(options());
   std::mt19937_64 rng(fp4gemm::testing::fresh_seed());
