@@ -1,15 +1,15 @@
 // Argument checks shared by every backend; they run before anything is written.
 #include <string>
 
+#include "core/dense_checks.hpp"
 #include "fp4gemm/backend.hpp"
 #include "fp4gemm/error.hpp"
 #include "fp4gemm/format/nvfp4_matrix.hpp"
 
 namespace fp4gemm {
-namespace {
 
 // Appended piece by piece: GCC 12 reports a false -Wrestrict on `"[" + std::to_string(...)`.
-std::string shape(std::int64_t rows, std::int64_t cols) {
+std::string shape_text(std::int64_t rows, std::int64_t cols) {
   std::string text = "[";
   text += std::to_string(rows);
   text += ", ";
@@ -19,17 +19,15 @@ std::string shape(std::int64_t rows, std::int64_t cols) {
 }
 
 void check_dense(const DenseView& view, const char* what) {
-  if (view.rows < 0 || view.cols < 0) throw_invalid(std::string(what) + ": negative dimensions " + shape(view.rows, view.cols));
+  if (view.rows < 0 || view.cols < 0) throw_invalid(std::string(what) + ": negative dimensions " + shape_text(view.rows, view.cols));
   if (view.stride() < view.cols) throw_invalid(std::string(what) + ": row stride " + std::to_string(view.stride()) + " < cols " + std::to_string(view.cols));
   if (view.rows * view.cols > 0 && view.data == nullptr) throw_invalid(std::string(what) + ": null data pointer");
   if (view.size_bytes > 0 && view.required_bytes() > view.size_bytes) {
     throw_invalid(std::string(what) + ": the buffer holds " + std::to_string(view.size_bytes) + " bytes but " +
-                  shape(view.rows, view.cols) + " with row stride " + std::to_string(view.stride()) + " needs " +
+                  shape_text(view.rows, view.cols) + " with row stride " + std::to_string(view.stride()) + " needs " +
                   std::to_string(view.required_bytes()));
   }
 }
-
-}  // namespace
 
 void validate_weight(const Nvfp4View& weight) { validate_nvfp4(weight, "weight"); }
 
@@ -52,11 +50,11 @@ GemmProblem validate_gemm(const ActivationView& a, const PreparedWeight& weight,
 
   if (problem.k % 16 != 0) throw_invalid("K = " + std::to_string(problem.k) + " is not a multiple of 16, the NVFP4 block size");
   if (a.cols() != problem.k) {
-    throw_invalid("activation is " + shape(a.rows(), a.cols()) + " but the weight is " + shape(problem.n, problem.k) +
+    throw_invalid("activation is " + shape_text(a.rows(), a.cols()) + " but the weight is " + shape_text(problem.n, problem.k) +
                   ": activation cols must equal weight cols (K)");
   }
   if (out.rows != problem.m || out.cols != problem.n) {
-    throw_invalid("output is " + shape(out.rows, out.cols) + " but the product is " + shape(problem.m, problem.n) +
+    throw_invalid("output is " + shape_text(out.rows, out.cols) + " but the product is " + shape_text(problem.m, problem.n) +
                   " (activation rows x weight rows)");
   }
   if (a.memory() != expected_memory) {

@@ -3,6 +3,7 @@
 // once per backend+problem, remembered so later calls skip that backend for that problem, and the
 // next candidate re-runs the whole GEMM into `out`, overwriting whatever the failed attempt left.
 // A sticky CUDA error (ErrorCode::unrecoverable) is rethrown at once: nothing can run after it.
+#include "dispatch/runner_pieces.hpp"
 #include "dispatch/runner_state.hpp"
 #include "dispatch/staging.hpp"
 
@@ -44,7 +45,9 @@ std::optional<RunnerState::Quarantine> ensure_canary(RunnerState& state, Backend
   return quarantine;
 }
 
-std::string describe(const std::exception_ptr& failure) {
+}  // namespace
+
+std::string describe_failure(const std::exception_ptr& failure) {
   try {
     std::rethrow_exception(failure);
   } catch (const std::bad_alloc&) {
@@ -55,8 +58,6 @@ std::string describe(const std::exception_ptr& failure) {
     return "threw an exception that is not a std::exception";
   }
 }
-
-}  // namespace
 
 void serve(RunnerState& state, const ActivationView& a, WeightState& weight, float alpha, const MutableDenseView& out,
            const RunContext& context, const GemmProblem& problem) {
@@ -106,7 +107,7 @@ void serve(RunnerState& state, const ActivationView& a, WeightState& weight, flo
     } catch (...) {
       failure = std::current_exception();
     }
-    const std::string cause = describe(failure);
+    const std::string cause = describe_failure(failure);
     {
       std::lock_guard<std::mutex> lock(state.mutex);
       state.failures[failure_key(name, problem)] = cause;

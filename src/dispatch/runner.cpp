@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "dispatch/canary_problems.hpp"
+#include "dispatch/runner_pieces.hpp"
 #include "dispatch/runner_state.hpp"
 #include "fp4gemm/registry.hpp"
 
@@ -51,21 +52,21 @@ std::string failure_key(const std::string& backend, const GemmProblem& problem) 
   return backend + "|" + problem.to_string();
 }
 
-namespace {
-
-DeviceInfo select_primary_device(const RunnerOptions& options, const DeviceInfo& host) {
-  if (options.simulated_device) return *options.simulated_device;
-  if (options.device == RunnerOptions::kCpuOnly) return host;
+DeviceInfo select_primary_device(int device, const std::optional<DeviceInfo>& simulated, const DeviceInfo& host) {
+  if (simulated) return *simulated;
+  if (device == RunnerOptions::kCpuOnly) return host;
   const std::vector<DeviceInfo> gpus = probe_cuda_devices();
-  if (options.device == RunnerOptions::kFirstGpu) return gpus.empty() ? host : gpus.front();
-  if (options.device < 0 || options.device >= int(gpus.size())) {
+  if (device == RunnerOptions::kFirstGpu) return gpus.empty() ? host : gpus.front();
+  if (device < 0 || device >= int(gpus.size())) {
     throw Error(ErrorCode::invalid_argument,
-                "CUDA device " + std::to_string(options.device) + " does not exist: this process sees " +
+                "CUDA device " + std::to_string(device) + " does not exist: this process sees " +
                     std::to_string(gpus.size()) + " CUDA device(s)" +
                     (gpus.empty() ? " (" + cuda_unavailable_reason() + ")" : "") + "; pick an index below that or the CPU");
   }
-  return gpus[std::size_t(options.device)];
+  return gpus[std::size_t(device)];
 }
+
+namespace {
 
 std::atomic<std::uint64_t> next_runner_id{1};
 
@@ -85,7 +86,7 @@ Runner::Runner(RunnerOptions options) : state_(std::make_unique<dispatch::Runner
     state.backends.push_back(std::move(slot));
   }
   state.host = probe_cpu();
-  state.primary = dispatch::select_primary_device(options, state.host);
+  state.primary = dispatch::select_primary_device(options.device, options.simulated_device, state.host);
 
   const auto environment = options.environment ? options.environment : dispatch::process_environment();
   state.setting = dispatch::resolve_backend_setting(options.backend, dispatch::kGemmBackendVariables, environment,

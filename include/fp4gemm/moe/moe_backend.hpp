@@ -20,6 +20,10 @@ class PreparedMoe {
   std::string backend;
   std::int64_t experts = 0, hidden = 0, intermediate = 0;
   bool has_router = false, has_shared = false;
+  std::int64_t shared_intermediate = 0;
+  bool shared_dense = false;
+  // Every expert (and an NVFP4 shared expert) has both input_scales: the layer can run W4A4.
+  bool has_input_scales = false;
   ExpertLayout layout = ExpertLayout::separate;
   // Bytes this layout keeps resident (host or device memory, as the backend's memory() says).
   std::int64_t resident_bytes = 0;
@@ -54,12 +58,27 @@ class MoeBackend {
 };
 
 // Checks shared by every backend: shapes agree with the prepared layer, k in [1, E], ids in
-// [0, E) (host routing), dtypes, memory. Returns the problem; throws Error on failure.
+// [0, E) and finite weights (host routing), finite x (host), dtypes, memory. Returns the problem;
+// throws Error on failure.
 MoeProblem validate_moe_call(const MoeCall& call, const PreparedMoe& layer, const MutableDenseView& out,
                              Memory expected_memory);
+
+// The backend's own view of a prepared layer; a layer prepared by another backend is an error.
+template <class Prepared>
+const Prepared& prepared_moe_as(const PreparedMoe& layer, const std::string& backend) {
+  const auto* prepared = dynamic_cast<const Prepared*>(&layer);
+  if (prepared == nullptr) {
+    throw_invalid("the MoE layer was prepared by backend '" + layer.backend + "', not '" + backend +
+                  "': prepare it with the backend that runs it");
+  }
+  return *prepared;
+}
 
 // Checks a layer's weights before preparation: E ≥ 1, every expert the same shapes, K % 16,
 // router [E, H] when present, shared expert shapes. Throws Error naming the tensor.
 void validate_moe_weights(const MoeWeights& weights);
+
+// The metadata fields of PreparedMoe for these (validated) weights, backend name left empty.
+void describe_layer(const MoeWeights& weights, PreparedMoe& layer);
 
 }  // namespace fp4gemm::moe

@@ -60,11 +60,15 @@ struct MoeOptions {
   int top_k = 1;
   bool norm_topk_prob = true;
   // bf16/f32: W4A16 (x and h used as given; h is rounded to x's dtype between the GEMMs, as the
-  // engines' BF16 data flow does). nvfp4: W4A4, x and h quantized with each expert's input_scale.
+  // engines' BF16 data flow does); both mean W4A16 and x's dtype decides which.
+  // nvfp4: W4A4, x and h (h first rounded to x's dtype) quantized with each expert's input_scale by
+  // quantize_activation (format/nvfp4_matrix.hpp); an NVFP4 shared expert likewise, a dense one
+  // stays W16A16.
   ActivationType activation = ActivationType::bf16;
 };
 
 // Caller-given routing: ids [T, k] in [0, E), weights [T, k] (used as given: no renormalisation).
+// An expert may appear more than once in a token's row; each appearance counts.
 struct RoutingView {
   const std::int32_t* topk_ids = nullptr;
   const float* topk_weights = nullptr;
@@ -84,7 +88,11 @@ struct MoeProblem {
   DType output = DType::bf16;
   bool routing_given = false;
   bool shared_expert = false;
-  std::string to_string() const;  // "T=1 H=4096 I=1024 E=512 k=10 a=bf16 out=bf16 shared"
+  std::int64_t shared_intermediate = 0;  // I_s, when shared_expert
+  bool shared_dense = false;             // the shared expert's projections are BF16/FP32, not NVFP4
+  // "T=1 H=4096 I=1024 E=512 k=10 a=bf16 out=bf16", then " routing=given" and " shared" (NVFP4)
+  // or " shared=dense" when they apply.
+  std::string to_string() const;
   // Fewest bytes one call must move: each expert that `active_experts` names once (gate, up and
   // down at 0.5625 B/element), the shared expert, x and y.
   double minimal_bytes(std::int64_t active_experts) const;

@@ -15,8 +15,15 @@ struct TopK {
   std::vector<float> weights;
 };
 
+// logits [T, E] = x · routerᵀ: FP64 accumulation over H in index order, rounded to FP32 (so any
+// two implementations that add in index order agree bit for bit and pick the same experts).
+// x [T, H] and router [E, H] are host BF16/FP32 views.
+std::vector<float> router_logits(const DenseView& x, const DenseView& router);
+
 // softmax over each row of logits [T, E] (FP32), then the k largest probabilities, ties to the
-// lower expert index, in descending order; renormalised to sum 1 when `normalize`.
+// lower expert index, in descending order; renormalised to sum 1 when `normalize`. Experts are
+// ranked by logit (softmax keeps the order, and equal logits are the ties). Softmax and
+// renormalisation run in FP64. Throws Error on k outside [1, E] or a non-finite logit.
 TopK route_from_logits(const float* logits, std::int64_t tokens, std::int64_t experts, int k, bool normalize);
 
 // Tokens grouped by expert: for expert e, entries [offsets[e], offsets[e+1]) of `token` (which row

@@ -1,8 +1,10 @@
 #pragma once
 // The MoE runner: what an application holds to run MoE layers. It chooses an MoE backend the way
-// the dense Runner chooses a GEMM backend — argument / --moe-backend > FP4GEMM_MOE_BACKEND > tuned
-// profile > auto order filtered by each backend's checks — proves it with a canary against `ref`
-// before it first serves, falls back to the next candidate when one fails, and explains the choice.
+// the dense Runner chooses a GEMM backend — argument / --moe-backend > FP4GEMM_MOE_BACKEND > auto
+// order filtered by each backend's checks — proves it with a canary against `ref` before it first
+// serves, falls back to the next candidate when one fails, and explains the choice.
+// NOTE: no tuned profile yet: a profile entry (dispatch/profile.hpp) names one GEMM's n, k and
+// activation; an MoE entry needs E, k, H, I and the token count. explain says "not consulted".
 #include <map>
 #include <memory>
 #include <optional>
@@ -18,10 +20,10 @@ namespace fp4gemm::moe {
 inline const dispatch::SettingVariables kMoeBackendVariables{"FP4GEMM_MOE_BACKEND", ""};
 
 struct MoeRunnerOptions {
-  std::string backend;  // an MoE backend name, "auto", or empty (environment, profile, auto)
+  std::string backend;  // an MoE backend name, "auto", or empty (then FP4GEMM_MOE_BACKEND, then auto)
   int device = RunnerOptions::kFirstGpu;
   std::optional<DeviceInfo> simulated_device;
-  std::string profile_path;
+  std::string profile_path;  // reserved for MoE entries in tuned profiles; not read yet
   dispatch::LogSink log;
   dispatch::EnvironmentLookup environment;
   std::vector<std::shared_ptr<MoeBackend>> backends;  // empty: every MoE backend compiled in
@@ -33,7 +35,9 @@ struct MoeExplanation {
   MoeProblem problem;
   std::string device;
   std::string setting, setting_origin;
+  std::string profile;         // what the tuned profile said (a sentence)
   std::vector<dispatch::CandidateReport> candidates;  // in the order they would be tried
+  std::string order_evidence;  // why the auto order is what it is (empty when a backend was requested)
   std::string choice, choice_reason, plan;
   std::string to_text() const;
 };
@@ -77,5 +81,6 @@ class MoeRunner {
 
 // Every MoE backend compiled into this build ("ref", "cpu", and GPU ones where built).
 std::vector<std::shared_ptr<MoeBackend>> make_all_moe_backends();
+std::vector<std::string> moe_backend_names();
 
 }  // namespace fp4gemm::moe
