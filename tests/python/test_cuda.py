@@ -36,17 +36,17 @@ def test_a_non_default_stream_is_honoured():
     layer = cuda_layer()
     x = torch.randn(8, 1024, device="cuda", dtype=torch.bfloat16)
     reference = layer(x)
+    y = torch.full_like(x, float("nan"))
     torch.cuda.synchronize()
     stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
-        # A long kernel first on the same stream: a gemm on another stream would read x before it is written.
-        y = x * 0
-        for _ in range(50):
-            y = y + x / 50
+        # y is written only after a long sleep on this stream: a gemm launched on any other stream
+        # would read the NaNs.
+        torch.cuda._sleep(50_000_000)
+        y.copy_(x)
         out = layer(y)
     torch.cuda.current_stream().wait_stream(stream)
-    torch.testing.assert_close(out, reference, rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(out, reference, rtol=0, atol=0)
 
 
 def test_cuda_graph_capture_and_replay_equals_eager():
