@@ -54,21 +54,17 @@ std::int64_t prepare(const at::Tensor& weight, const at::Tensor& weight_scale, c
 
 void release(std::int64_t weight_id) { release_weight(weight_id); }
 
-at::Tensor gemm(const at::Tensor& activation, const at::Tensor& weight, std::int64_t weight_id, double alpha,
-                std::optional<at::ScalarType> out_dtype, c10::string_view backend) {
-  if (activation.dim() < 1) throw_invalid("gemm: the activation must have at least one dimension [..., K]");
-  const DType a_type = dtype_of(activation.scalar_type(), "gemm: the activation");
-  const at::ScalarType out_type = out_dtype.value_or(activation.scalar_type());
-  const DType o_type = dtype_of(out_type, "gemm: out_dtype");
+void check_same_device(const at::Tensor& activation, const at::Tensor& weight, const char* op) {
   if (activation.device() != weight.device()) {
-    throw_invalid("gemm: the activation is on " + activation.device().str() + " but the weight on " +
+    throw_invalid(std::string(op) + ": the activation is on " + activation.device().str() + " but the weight on " +
                   weight.device().str() + "; prepare the weight on the activation's device");
   }
-  const std::int64_t k = activation.size(-1);
-  const std::int64_t n = weight.dim() == 2 ? weight.size(0) : 0;
-  at::Tensor rows = activation.reshape({-1, k});
-  if (k > 0 && rows.stride(1) != 1) rows = rows.contiguous();
-  const Placement placement = placement_of(activation);
+}
+
+// Runs out = alpha * a * w^T on the runner for the activation's device and `backend`, on the
+// caller's current CUDA stream; `out` [M, N] is allocated by the caller through torch.
+void run_gemm(const ActivationView& a, const at::Tensor& weight, std::int64_t weight_id, double alpha, const at::Tensor& out,
+              c10::string_view backend, const Placement& placement) {
 #ifdef FP4GEMM_WITH_CUDA
   std::optional<c10::cuda::CUDAGuard> guard;
   if (placement.memory == Memory::cuda) guard.emplace(placement.device);
@@ -76,16 +72,65 @@ at::Tensor gemm(const at::Tensor& activation, const at::Tensor& weight, std::int
   const RunContext context = context_for(placement);
   Runner& runner = runner_for(placement, std::string(backend));
   const WeightHandle handle = handle_for(weight_id, weight, runner);
+  MutableDenseView o{out.data_ptr(), dtype_of(out.scalar_type(), "out_dtype"), out.size(0), out.size(1), out.size(1),
+                     placement.memory, placement.device, out.numel() * std::int64_t(out.element_size())};
+  runner.gemm(a, handle, float(alpha), o, context);
+}
 
+std::int64_t weight_rows(const at::Tensor& weight) { return weight.dim() == 2 ? weight.size(0) : 0; }
+
+// W4A16: activation [..., K] float32 or bfloat16.
+at::Tensor gemm(const at::Tensor& activation, const at::Tensor& weight, std::int64_t weight_id, double alpha,
+                std::optional<at::ScalarType> out_dtype, c10::string_view backend) {
+  if (activation.dim() < 1) throw_invalid("gemm: the activation must have at least one dimension [..., K]");
+  const DType a_type = dtype_of(activation.scalar_type(), "gemm: the activation");
+  const at::ScalarType out_type = out_dtype.value_or(activation.scalar_type());
+  dtype_of(out_type, "gemm: out_dtype");
+  check_same_device(activation, weight, "gemm");
+  const std::int64_t k = activation.size(-1);
+  const std::int64_t n = weight_rows(weight);
+  at::Tensor rows = activation.reshape({-1, k});
+  if (k > 0 && rows.stride(1) != 1) rows = rows.contiguous();
+  const Placement placement = placement_of(activation);
   std::vector<std::int64_t> out_shape(activation.sizes().begin(), activation.sizes().end() - 1);
   out_shape.push_back(n);
   at::Tensor out = at::empty({rows.size(0), n}, activation.options().dtype(out_type));
-  DenseView a{rows.data_ptr(), a_type, rows.size(0), k, rows.size(0) > 1 ? rows.stride(0) : k, placement.memory,
-              placement.device, 0};
-  MutableDenseView o{out.data_ptr(), o_type, out.size(0), n, n, placement.memory, placement.device,
-                     out.numel() * std::int64_t(out.element_size())};
-  runner.gemm(ActivationView::from_dense(a), handle, float(alpha), o, context);
+  const DenseView a{rows.data_ptr(), a_type, rows.size(0), k, rows.size(0) > 1 ? rows.stride(0) : k, placement.memory,
+                    placement.device, 0};
+  run_gemm(ActivationView::from_dense(a), weight, weight_id, alpha, out, backend, placement);
   return out.view(out_shape);
+}
+
+// W4A4: the activation already NVFP4 (codes uint8 [M, K/2], E4M3 scales [M, K/16], linear layout,
+// e.g. from quantize_activation); alpha = input_scale * weight_scale_2.
+at::Tensor gemm_nvfp4(const at::Tensor& activation, const at::Tensor& activation_scale, const at::Tensor& weight,
+                      std::int64_t weight_id, double alpha, std::optional<at::ScalarType> out_dtype,
+                      c10::string_view backend) {
+  const auto scale_type = activation_scale.scalar_type();
+  if (activation.dim() != 2 || activation.scalar_type() != at::kByte || activation_scale.dim() != 2 ||
+      (scale_type != at::kByte && scale_type != at::kFloat8_e4m3fn)) {
+    throw_invalid("gemm_nvfp4: the activation must be uint8 codes [M, K/2] with float8_e4m3fn or uint8 block scales "
+                  "[M, K/16]");
+  }
+  if (!activation.is_contiguous() || !activation_scale.is_contiguous()) {
+    throw_invalid("gemm_nvfp4: the activation's codes and block scales must be contiguous");
+  }
+  check_same_device(activation, weight, "gemm_nvfp4");
+  const at::ScalarType out_type = out_dtype.value_or(at::kBFloat16);
+  dtype_of(out_type, "gemm_nvfp4: out_dtype");
+  const Placement placement = placement_of(activation);
+  Nvfp4View a;
+  a.codes = static_cast<const std::uint8_t*>(activation.data_ptr());
+  a.scales = static_cast<const std::uint8_t*>(activation_scale.data_ptr());
+  a.rows = activation.size(0);
+  a.cols = activation.size(1) * 2;
+  a.memory = placement.memory;
+  a.device = placement.device;
+  a.codes_size_bytes = activation.numel();
+  a.scales_size_bytes = activation_scale.numel();
+  at::Tensor out = at::empty({a.rows, weight_rows(weight)}, activation.options().dtype(out_type));
+  run_gemm(ActivationView::from_nvfp4(a), weight, weight_id, alpha, out, backend, placement);
+  return out;
 }
 
 // The library's quantizers run on the host: a CUDA input is copied over (load-time work) and the
@@ -131,6 +176,8 @@ TORCH_LIBRARY(fp4gemm, m) {
   m.def("release(int weight_id) -> ()", &release);
   m.def("gemm(Tensor activation, Tensor weight, int weight_id, float alpha, ScalarType? out_dtype=None, "
         "str backend=\"auto\") -> Tensor");
+  m.def("gemm_nvfp4(Tensor activation, Tensor activation_scale, Tensor weight, int weight_id, float alpha, "
+        "ScalarType? out_dtype=None, str backend=\"auto\") -> Tensor");
   m.def("quantize_weight(Tensor weight) -> (Tensor, Tensor, Tensor)");
   m.def("quantize_activation(Tensor activation, float? input_scale=None) -> (Tensor, Tensor, Tensor)");
   // moe: added with the MoE layer (include/fp4gemm/moe/moe_runner.hpp): prepared expert weights by
@@ -141,12 +188,14 @@ TORCH_LIBRARY(fp4gemm, m) {
 TORCH_LIBRARY_IMPL(fp4gemm, CPU, m) {
   m.impl("prepare", &prepare);
   m.impl("gemm", &gemm);
+  m.impl("gemm_nvfp4", &gemm_nvfp4);
   m.impl("quantize_weight", &quantize_weight);
   m.impl("quantize_activation", &quantize_activation);
 }
 TORCH_LIBRARY_IMPL(fp4gemm, CUDA, m) {
   m.impl("prepare", &prepare);
   m.impl("gemm", &gemm);
+  m.impl("gemm_nvfp4", &gemm_nvfp4);
   m.impl("quantize_weight", &quantize_weight);
   m.impl("quantize_activation", &quantize_activation);
 }

@@ -14,6 +14,17 @@ def _gemm(activation, weight, weight_id, alpha, out_dtype=None, backend="auto"):
     return activation.new_empty((*activation.shape[:-1], weight.shape[0]), dtype=dtype)
 
 
+@torch.library.register_fake("fp4gemm::gemm_nvfp4")
+def _gemm_nvfp4(activation, activation_scale, weight, weight_id, alpha, out_dtype=None, backend="auto"):
+    torch._check(activation.dim() == 2 and weight.dim() == 2,
+                 lambda: "gemm_nvfp4: the activation codes [M, K/2] and weight codes [N, K/2] must be 2-D")
+    torch._check(activation.shape[1] == weight.shape[1],
+                 lambda: f"gemm_nvfp4: the activation's K = {activation.shape[1] * 2} does not match the weight's "
+                         f"K = {weight.shape[1] * 2}")
+    dtype = out_dtype if out_dtype is not None else torch.bfloat16
+    return activation.new_empty((activation.shape[0], weight.shape[0]), dtype=dtype)
+
+
 def _nvfp4_outputs(values):
     rows, cols = values.shape
     return (values.new_empty((rows, cols // 2), dtype=torch.uint8),

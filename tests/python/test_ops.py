@@ -50,6 +50,28 @@ def test_gemm_accepts_a_strided_activation():
     ops.release(weight_id)
 
 
+@pytest.mark.parametrize("m", [1, 9])
+def test_w4a4_gemm_matches_ref_backend_and_dequantized_matmul(m):
+    codes, scales, scale_2 = random_weight(32, 128, seed=m)
+    weight_id = ops.prepare(codes, scales, scale_2)
+    a_codes, a_scales, input_scale = ops.quantize_activation(torch.randn(m, 128))
+    alpha = float(input_scale) * float(scale_2)
+    auto = ops.gemm_nvfp4(a_codes, a_scales, codes, weight_id, alpha, torch.float32)
+    ref = ops.gemm_nvfp4(a_codes, a_scales, codes, weight_id, alpha, torch.float32, "ref")
+    expected = dequantize(a_codes, a_scales, input_scale) @ dequantize(codes, scales, scale_2).T
+    assert auto.shape == (m, 32) and not torch.isnan(auto).any()
+    torch.testing.assert_close(ref, expected, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(auto, ref, rtol=1e-3, atol=1e-4)
+    assert ops.gemm_nvfp4(a_codes, a_scales, codes, weight_id, alpha).dtype == torch.bfloat16
+    narrow = (a_codes[:, :32].contiguous(), a_scales[:, :4].contiguous())
+    expect_error("K", lambda: ops.gemm_nvfp4(*narrow, codes, weight_id, alpha))
+    expect_error("must be contiguous", lambda: ops.gemm_nvfp4(a_codes[:, ::2], a_scales[:, ::2], codes, weight_id, alpha))
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda c, s: ops.gemm_nvfp4(c, s, codes, weight_id, alpha, torch.float32), fullgraph=True)
+    torch.testing.assert_close(compiled(a_codes, a_scales), auto, rtol=0, atol=0)
+    ops.release(weight_id)
+
+
 def test_quantize_weight_round_trips_within_nvfp4_error():
     weight = torch.randn(64, 256) * 0.1
     codes, scales, scale_2 = ops.quantize_weight(weight)
