@@ -50,7 +50,8 @@ Runner& runner_for(const Placement& placement, const std::string& backend) {
   auto& slot = s.runners[{key, backend}];
   if (!slot) {
     RunnerOptions options;
-    options.backend = backend;
+    // "auto" leaves the choice to the runner as the CLI without --backend does: FP4GEMM_BACKEND, then auto.
+    options.backend = backend == "auto" ? "" : backend;
     options.device = placement.memory == Memory::cuda ? placement.device : RunnerOptions::kCpuOnly;
     slot = std::make_unique<Runner>(std::move(options));
   }

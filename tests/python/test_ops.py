@@ -141,3 +141,12 @@ def test_info_and_explain_return_what_the_cli_prints():
     forced = fp4gemm.explain(8, 64, 64, activation="f32", output="f32", backend="ref", device="cpu")
     assert forced["choice"] == "ref"
     expect_error("multiple of 16", lambda: fp4gemm.explain(1, 64, 40))
+
+
+def test_auto_leaves_the_choice_to_fp4gemm_backend_as_the_cli_does():
+    import json, os, subprocess, sys
+    code = "import fp4gemm, json; print(json.dumps(fp4gemm.explain(1, 64, 64, device='cpu')))"
+    result = subprocess.run([sys.executable, "-c", code], env={**os.environ, "FP4GEMM_BACKEND": "ref"},
+                            capture_output=True, text=True, check=True)
+    explanation = json.loads(result.stdout.strip().splitlines()[-1])
+    assert explanation["choice"] == "ref" and "FP4GEMM_BACKEND" in explanation["setting_origin"], explanation
