@@ -4,6 +4,9 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 CUDA ?= AUTO
+# The Python package's extension: built by `make test` (which sets PYTHON_PACKAGE = ON) when
+# scripts/python-env.sh has, or can make, the venv with torch; `make build` leaves it out.
+PYTHON_PACKAGE ?= OFF
 
 .PHONY: all deps configure build run test test-sanitize fuzz-ci clean
 
@@ -13,7 +16,10 @@ deps:
 	@bash scripts/install-deps.sh
 
 configure: deps
-	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DFP4GEMM_CUDA=$(CUDA) $(CMAKE_FLAGS) >/dev/null
+	@python_flags=-DFP4GEMM_PYTHON=OFF; \
+	if [ "$(PYTHON_PACKAGE)" = ON ] && python=$$(bash scripts/python-env.sh $(abspath $(BUILD_DIR))/venv); then \
+	  python_flags="-DFP4GEMM_PYTHON=ON -DFP4GEMM_PYTHON_EXECUTABLE=$$python"; fi; \
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DFP4GEMM_CUDA=$(CUDA) $$python_flags $(CMAKE_FLAGS) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
@@ -21,6 +27,7 @@ build: configure
 run: build
 	./$(BUILD_DIR)/fp4gemm bench
 
+test: PYTHON_PACKAGE = ON
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 

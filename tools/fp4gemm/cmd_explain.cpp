@@ -8,6 +8,7 @@
 
 #include "command.hpp"
 #include "problem_options.hpp"
+#include "reports.hpp"
 #include "type_options.hpp"
 #include "fp4gemm/dispatch/device_arguments.hpp"
 #include "fp4gemm/error.hpp"
@@ -31,39 +32,6 @@ struct ExplainOptions {
   bool canary = false;
   bool json = false;
 };
-
-nlohmann::json to_json(const dispatch::Explanation& explanation) {
-  nlohmann::json candidates = nlohmann::json::array();
-  for (const auto& candidate : explanation.candidates) {
-    candidates.push_back({{"backend", candidate.backend},
-                          {"origin", candidate.origin},
-                          {"checked_on", candidate.checked_on},
-                          {"ok", candidate.ok},
-                          {"reason", candidate.reason}});
-  }
-  const auto& roofline = explanation.roofline;
-  return {{"problem", {{"m", explanation.problem.m}, {"n", explanation.problem.n}, {"k", explanation.problem.k},
-                       {"activation", to_string(explanation.problem.activation)},
-                       {"output", to_string(explanation.problem.output)}}},
-          {"device", explanation.device},
-          {"host_device", explanation.host_device},
-          {"family", explanation.family},
-          {"setting", explanation.setting},
-          {"setting_origin", explanation.setting_origin},
-          {"profile", {{"loaded", explanation.profile.loaded}, {"valid", explanation.profile.valid},
-                       {"hit", explanation.profile.hit}, {"backend", explanation.profile.backend},
-                       {"detail", explanation.profile.detail}}},
-          {"candidates", candidates},
-          {"order_evidence", explanation.order_evidence},
-          {"choice", explanation.choice},
-          {"choice_reason", explanation.choice_reason},
-          {"kernel", explanation.kernel},
-          {"roofline", {{"available", roofline.available}, {"ceilings", roofline.ceilings.label},
-                        {"ceilings_measured", roofline.ceilings.measured}, {"bytes", roofline.bytes},
-                        {"flops", roofline.flops}, {"math", roofline.math}, {"bound", roofline.bound},
-                        {"seconds", roofline.seconds}, {"memory_seconds", roofline.memory_seconds},
-                        {"compute_seconds", roofline.compute_seconds}}}};
-}
 
 Runner make_runner(const ExplainOptions& options) {
   RunnerOptions runner_options;
@@ -93,7 +61,7 @@ void run_explain_config(const ExplainOptions& options) {
     if (gemm.k % 16 != 0) throw_invalid("--config " + gemm.layer + ": K = " + std::to_string(gemm.k) + " is not a multiple of 16");
     const dispatch::Explanation explanation = runner.explain({options.m, gemm.n, gemm.k, activation, output});
     if (options.json) {
-      layers.push_back({{"layer", gemm.layer}, {"explanation", to_json(explanation)}});
+      layers.push_back({{"layer", gemm.layer}, {"explanation", explanation_report(explanation)}});
       continue;
     }
     const std::string shape = std::to_string(gemm.n) + "x" + std::to_string(gemm.k);
@@ -118,7 +86,7 @@ void run_explain(const ExplainOptions& options) {
   if (options.canary) runner.run_all_canaries(problem.activation, problem.output);
   const dispatch::Explanation explanation = runner.explain(problem);
   if (options.json) {
-    std::printf("%s\n", to_json(explanation).dump(2).c_str());
+    std::printf("%s\n", explanation_report(explanation).dump(2).c_str());
   } else {
     std::printf("%s", explanation.to_text().c_str());
     if (options.simulate_sm > 0) {

@@ -4,32 +4,21 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "reports.hpp"
 #include "fp4gemm/fp4gemm.hpp"
 
 namespace fp4gemm::cli {
 namespace {
 
 void run_info(bool as_json) {
-  std::vector<DeviceInfo> devices{probe_cpu()};
-  const auto gpus = probe_cuda_devices();
-  devices.insert(devices.end(), gpus.begin(), gpus.end());
-  const auto backends = make_all_backends();
-  nlohmann::json report;
-  for (const auto& device : devices) {
-    nlohmann::json entry{{"device", device.to_string()}, {"backends", nlohmann::json::array()}};
-    for (const auto& backend : backends) {
-      const CheckResult check = backend->check_device(device);
-      entry["backends"].push_back({{"name", backend->name()}, {"ok", check.ok}, {"reason", check.reason}});
-    }
-    report["devices"].push_back(entry);
-  }
-  if (gpus.empty()) report["cuda"] = cuda_unavailable_reason();
-  for (const auto& backend : backends) report["compiled_backends"].push_back({{"name", backend->name()}, {"summary", backend->summary()}});
-
   if (as_json) {
-    std::printf("%s\n", report.dump(2).c_str());
+    std::printf("%s\n", info_report().dump(2).c_str());
     return;
   }
+  const auto gpus = probe_cuda_devices();
+  const auto backends = make_all_backends();
+  std::vector<DeviceInfo> devices{probe_cpu()};
+  devices.insert(devices.end(), gpus.begin(), gpus.end());
   std::printf("fp4gemm %s\n\nBackends compiled in:\n", "0.1.0");
   for (const auto& backend : backends) std::printf("  %-22s %s\n", backend->name().c_str(), backend->summary().c_str());
   if (gpus.empty()) std::printf("\nCUDA: %s\n", cuda_unavailable_reason().c_str());

@@ -1,0 +1,203 @@
+// torch.ops.fp4gemm: the schemas and the CPU/CUDA implementations of prepare, release, gemm (W4A16),
+// gemm_nvfp4 (W4A4), quantize_weight and quantize_activation. Fake (meta) implementations live in Python
+// (fp4gemm/_fake.py) so torch.compile traces them. Every library error reaches Python as a
+// RuntimeError carrying the library's sentence.
+#include <torch/library.h>
+
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include "fp4gemm/fp4gemm.hpp"
+#include "weight_table.hpp"
+
+#ifdef FP4GEMM_WITH_CUDA
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+namespace fp4gemm::torch_ops {
+namespace {
+
+DType dtype_of(at::ScalarType type, const char* what) {
+  switch (type) {
+    case at::kFloat: return DType::f32;
+    case at::kBFloat16: return DType::bf16;
+    case at::kHalf: return DType::f16;
+    default:
+      throw_invalid(std::string(what) + " must be float32, bfloat16 or float16, not " + c10::toString(type));
+  }
+}
+
+// The caller's current CUDA stream for a CUDA tensor, so the op is ordered with the caller's work
+// and captured by a CUDA graph being recorded on that stream; null (unused) for the CPU.
+RunContext context_for(const Placement& placement) {
+  RunContext context;
+#ifdef FP4GEMM_WITH_CUDA
+  if (placement.memory == Memory::cuda) context.cuda_stream = c10::cuda::getCurrentCUDAStream(placement.device).stream();
+#else
+  if (placement.memory == Memory::cuda) {
+    throw Error(ErrorCode::unsupported, "this fp4gemm build has no CUDA backends (built with FP4GEMM_CUDA=OFF or "
+                                        "without nvcc); pass CPU tensors or rebuild with the CUDA toolkit");
+  }
+#endif
+  return context;
+}
+
+std::int64_t prepare(const at::Tensor& weight, const at::Tensor& weight_scale, const at::Tensor& weight_scale_2) {
+  if (weight_scale_2.numel() != 1) {
+    throw_invalid("prepare: weight_scale_2 must hold one value, got " + std::to_string(weight_scale_2.numel()));
+  }
+  const float global_scale = weight_scale_2.to(at::kFloat).cpu().item<float>();  // at load: a sync is fine here
+  return register_weight(weight, weight_scale, global_scale);
+}
+
+void release(std::int64_t weight_id) { release_weight(weight_id); }
+
+void check_same_device(const at::Tensor& activation, const at::Tensor& weight, const char* op) {
+  if (activation.device() != weight.device()) {
+    throw_invalid(std::string(op) + ": the activation is on " + activation.device().str() + " but the weight on " +
+                  weight.device().str() + "; prepare the weight on the activation's device");
+  }
+}
+
+// Runs out = alpha * a * w^T on the runner for the activation's device and `backend`, on the
+// caller's current CUDA stream; `out` [M, N] is allocated by the caller through torch.
+void run_gemm(const ActivationView& a, const at::Tensor& weight, std::int64_t weight_id, double alpha, const at::Tensor& out,
+              c10::string_view backend, const Placement& placement) {
+#ifdef FP4GEMM_WITH_CUDA
+  std::optional<c10::cuda::CUDAGuard> guard;
+  if (placement.memory == Memory::cuda) guard.emplace(placement.device);
+#endif
+  const RunContext context = context_for(placement);
+  Runner& runner = runner_for(placement, std::string(backend));
+  const WeightHandle handle = handle_for(weight_id, weight, runner);
+  MutableDenseView o{out.data_ptr(), dtype_of(out.scalar_type(), "out_dtype"), out.size(0), out.size(1), out.size(1),
+                     placement.memory, placement.device, out.numel() * std::int64_t(out.element_size())};
+  runner.gemm(a, handle, float(alpha), o, context);
+}
+
+std::int64_t weight_rows(const at::Tensor& weight) { return weight.dim() == 2 ? weight.size(0) : 0; }
+
+// W4A16: activation [..., K] float32 or bfloat16.
+at::Tensor gemm(const at::Tensor& activation, const at::Tensor& weight, std::int64_t weight_id, double alpha,
+                std::optional<at::ScalarType> out_dtype, c10::string_view backend) {
+  if (activation.dim() < 1) throw_invalid("gemm: the activation must have at least one dimension [..., K]");
+  const DType a_type = dtype_of(activation.scalar_type(), "gemm: the activation");
+  const at::ScalarType out_type = out_dtype.value_or(activation.scalar_type());
+  dtype_of(out_type, "gemm: out_dtype");
+  check_same_device(activation, weight, "gemm");
+  const std::int64_t k = activation.size(-1);
+  const std::int64_t n = weight_rows(weight);
+  at::Tensor rows = activation.reshape({-1, k});
+  if (k > 0 && rows.stride(1) != 1) rows = rows.contiguous();
+  const Placement placement = placement_of(activation);
+  std::vector<std::int64_t> out_shape(activation.sizes().begin(), activation.sizes().end() - 1);
+  out_shape.push_back(n);
+  at::Tensor out = at::empty({rows.size(0), n}, activation.options().dtype(out_type));
+  const DenseView a{rows.data_ptr(), a_type, rows.size(0), k, rows.size(0) > 1 ? rows.stride(0) : k, placement.memory,
+                    placement.device, 0};
+  run_gemm(ActivationView::from_dense(a), weight, weight_id, alpha, out, backend, placement);
+  return out.view(out_shape);
+}
+
+// W4A4: the activation already NVFP4 (codes uint8 [M, K/2], E4M3 scales [M, K/16], linear layout,
+// e.g. from quantize_activation); alpha = input_scale * weight_scale_2.
+at::Tensor gemm_nvfp4(const at::Tensor& activation, const at::Tensor& activation_scale, const at::Tensor& weight,
+                      std::int64_t weight_id, double alpha, std::optional<at::ScalarType> out_dtype,
+                      c10::string_view backend) {
+  const auto scale_type = activation_scale.scalar_type();
+  if (activation.dim() != 2 || activation.scalar_type() != at::kByte || activation_scale.dim() != 2 ||
+      (scale_type != at::kByte && scale_type != at::kFloat8_e4m3fn)) {
+    throw_invalid("gemm_nvfp4: the activation must be uint8 codes [M, K/2] with float8_e4m3fn or uint8 block scales "
+                  "[M, K/16]");
+  }
+  if (!activation.is_contiguous() || !activation_scale.is_contiguous()) {
+    throw_invalid("gemm_nvfp4: the activation's codes and block scales must be contiguous");
+  }
+  check_same_device(activation, weight, "gemm_nvfp4");
+  const at::ScalarType out_type = out_dtype.value_or(at::kBFloat16);
+  dtype_of(out_type, "gemm_nvfp4: out_dtype");
+  const Placement placement = placement_of(activation);
+  Nvfp4View a;
+  a.codes = static_cast<const std::uint8_t*>(activation.data_ptr());
+  a.scales = static_cast<const std::uint8_t*>(activation_scale.data_ptr());
+  a.rows = activation.size(0);
+  a.cols = activation.size(1) * 2;
+  a.memory = placement.memory;
+  a.device = placement.device;
+  a.codes_size_bytes = activation.numel();
+  a.scales_size_bytes = activation_scale.numel();
+  at::Tensor out = at::empty({a.rows, weight_rows(weight)}, activation.options().dtype(out_type));
+  run_gemm(ActivationView::from_nvfp4(a), weight, weight_id, alpha, out, backend, placement);
+  return out;
+}
+
+// The library's quantizers run on the host: a CUDA input is copied over (load-time work) and the
+// result goes back to the input's device.
+at::Tensor host_rows(const at::Tensor& values, const char* what) {
+  if (values.dim() != 2) throw_invalid(std::string(what) + " must be 2-D [rows, cols]");
+  dtype_of(values.scalar_type(), what);
+  return values.to(at::kCPU).contiguous();
+}
+
+DenseView dense_view(const at::Tensor& host) {
+  return {host.data_ptr(), dtype_of(host.scalar_type(), "values"), host.size(0), host.size(1), host.size(1), Memory::host, 0,
+          host.numel() * std::int64_t(host.element_size())};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> to_tensors(const Nvfp4Matrix& matrix, const at::Device& device) {
+  const auto bytes = at::TensorOptions().dtype(at::kByte);
+  at::Tensor codes = at::empty({matrix.rows, matrix.cols / 2}, bytes);
+  at::Tensor scales = at::empty({matrix.rows, matrix.cols / 16}, bytes);
+  std::memcpy(codes.data_ptr(), matrix.codes.data(), matrix.codes.size());
+  std::memcpy(scales.data_ptr(), matrix.scales.data(), matrix.scales.size());
+  at::Tensor global_scale = at::full({}, matrix.global_scale, at::TensorOptions().dtype(at::kFloat));
+  return {codes.to(device), scales.view(at::kFloat8_e4m3fn).to(device), global_scale.to(device)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> quantize_weight(const at::Tensor& weight) {
+  const at::Tensor host = host_rows(weight, "quantize_weight: the weight");
+  return to_tensors(fp4gemm::quantize_weight(dense_view(host)), weight.device());
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> quantize_activation(const at::Tensor& activation,
+                                                                    std::optional<double> input_scale) {
+  const at::Tensor host = host_rows(activation, "quantize_activation: the activation");
+  const DenseView view = dense_view(host);
+  const float scale = input_scale ? float(*input_scale) : activation_global_scale(view);
+  return to_tensors(fp4gemm::quantize_activation(view, scale), activation.device());
+}
+
+}  // namespace
+
+TORCH_LIBRARY(fp4gemm, m) {
+  m.def("prepare(Tensor weight, Tensor weight_scale, Tensor weight_scale_2) -> int");
+  m.def("release(int weight_id) -> ()", &release);
+  m.def("gemm(Tensor activation, Tensor weight, int weight_id, float alpha, ScalarType? out_dtype=None, "
+        "str backend=\"auto\") -> Tensor");
+  m.def("gemm_nvfp4(Tensor activation, Tensor activation_scale, Tensor weight, int weight_id, float alpha, "
+        "ScalarType? out_dtype=None, str backend=\"auto\") -> Tensor");
+  m.def("quantize_weight(Tensor weight) -> (Tensor, Tensor, Tensor)");
+  m.def("quantize_activation(Tensor activation, float? input_scale=None) -> (Tensor, Tensor, Tensor)");
+  // moe: added with the MoE layer (include/fp4gemm/moe/moe_runner.hpp): prepared expert weights by
+  // id as for gemm, routing tensors in, one Tensor out; a fake beside gemm's in fp4gemm/_fake.py.
+}
+
+// One implementation serves both keys: the runner picks the backend from where the tensors live.
+TORCH_LIBRARY_IMPL(fp4gemm, CPU, m) {
+  m.impl("prepare", &prepare);
+  m.impl("gemm", &gemm);
+  m.impl("gemm_nvfp4", &gemm_nvfp4);
+  m.impl("quantize_weight", &quantize_weight);
+  m.impl("quantize_activation", &quantize_activation);
+}
+TORCH_LIBRARY_IMPL(fp4gemm, CUDA, m) {
+  m.impl("prepare", &prepare);
+  m.impl("gemm", &gemm);
+  m.impl("gemm_nvfp4", &gemm_nvfp4);
+  m.impl("quantize_weight", &quantize_weight);
+  m.impl("quantize_activation", &quantize_activation);
+}
+
+}  // namespace fp4gemm::torch_ops

@@ -1,0 +1,76 @@
+// torch.ops.fp4gemm ops that serve the Python package's load-time and reporting functions:
+// load_linear (one ModelOpt NVFP4 layer through the C++ checkpoint loader), info and explain
+// (the JSON documents `fp4gemm info --json` and `fp4gemm explain --json` print).
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include <cstring>
+#include <string>
+
+#include "fp4gemm/dispatch/device_arguments.hpp"
+#include "fp4gemm/io/checkpoint.hpp"
+#include "fp4gemm/io/modelopt.hpp"
+#include "fp4gemm/io/tensor_convert.hpp"
+#include "fp4gemm/runner.hpp"
+#include "fp4gemm/reports.hpp"
+#include "fp4gemm/type_options.hpp"
+
+namespace fp4gemm::torch_ops {
+namespace {
+
+at::Tensor bytes_tensor(const io::TensorView& tensor, std::vector<std::int64_t> shape) {
+  at::Tensor out = at::empty(shape, at::TensorOptions().dtype(at::kByte));
+  std::memcpy(out.data_ptr(), tensor.data, tensor.bytes().size());
+  return out;
+}
+
+at::Tensor scalar_or_empty(const std::optional<float>& value) {
+  const auto f32 = at::TensorOptions().dtype(at::kFloat);
+  return value ? at::full({}, *value, f32) : at::empty({0}, f32);
+}
+
+// (codes uint8 [N, K/2], block scales float8_e4m3fn [N, K/16], weight_scale_2 float32 [],
+// input_scale float32 [] or [0] when absent, bias float32 [N] or [0] when absent), all on the CPU,
+// in ModelOpt's convention whatever the checkpoint's.
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> load_linear(c10::string_view directory,
+                                                                                c10::string_view prefix) {
+  const io::Checkpoint checkpoint = io::Checkpoint::open(std::string(directory));
+  const io::Nvfp4Layer layer = io::load_nvfp4_layer(checkpoint, std::string(prefix));
+  at::Tensor bias = at::empty({0}, at::TensorOptions().dtype(at::kFloat));
+  if (auto found = checkpoint.find(std::string(prefix) + ".bias")) {
+    const std::vector<float> values = io::tensor_to_float(*found);
+    bias = at::empty({std::int64_t(values.size())}, at::TensorOptions().dtype(at::kFloat));
+    std::memcpy(bias.data_ptr(), values.data(), values.size() * sizeof(float));
+  }
+  return {bytes_tensor(layer.weight, {layer.rows, layer.cols / 2}),
+          bytes_tensor(layer.weight_scale, {layer.rows, layer.cols / 16}).view(at::kFloat8_e4m3fn),
+          scalar_or_empty(layer.weight_scale_2), scalar_or_empty(layer.input_scale), bias};
+}
+
+std::string info() { return cli::info_report().dump(); }
+
+std::string explain(std::int64_t m, std::int64_t n, std::int64_t k, c10::string_view activation,
+                    c10::string_view output, c10::string_view backend, c10::string_view device) {
+  if (m < 1 || n < 1 || k < 1) throw_invalid("explain: m, n and k must be positive");
+  if (k % 16 != 0) throw_invalid("explain: k = " + std::to_string(k) + " is not a multiple of 16, the NVFP4 block size");
+  const GemmProblem problem{m, n, k, cli::parse_activation(std::string(activation)), cli::parse_output(std::string(output))};
+  RunnerOptions options;
+  options.backend = backend == "auto" ? "" : std::string(backend);
+  dispatch::apply_device_arguments(options, std::string(device), 0, 0);
+  const dispatch::Explanation explanation = Runner(std::move(options)).explain(problem);
+  nlohmann::json report = cli::explanation_report(explanation);
+  report["text"] = explanation.to_text();
+  return report.dump();
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(fp4gemm, m) {
+  m.def("load_linear(str directory, str prefix) -> (Tensor, Tensor, Tensor, Tensor, Tensor)", &load_linear);
+  m.def("info() -> str", &info);
+  m.def("explain(int m, int n, int k, str activation=\"bf16\", str output=\"bf16\", str backend=\"auto\", "
+        "str device=\"auto\") -> str",
+        &explain);
+}
+
+}  // namespace fp4gemm::torch_ops
