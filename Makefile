@@ -8,7 +8,7 @@ CUDA ?= AUTO
 # scripts/python-env.sh has, or can make, the venv with torch; `make build` leaves it out.
 PYTHON_PACKAGE ?= OFF
 
-.PHONY: all deps configure build run test test-sanitize fuzz-ci clean
+.PHONY: all deps configure build run test test-pip test-sanitize fuzz-ci clean
 
 all: build
 
@@ -29,7 +29,12 @@ run: build
 
 test: PYTHON_PACKAGE = ON
 test: build
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE pip_install
+
+# `pip install --no-build-isolation .` into a scratch folder, then import and run (CI runs it after `test`).
+test-pip: PYTHON_PACKAGE = ON
+test-pip: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -L pip_install
 
 # The host suite again under AddressSanitizer + UndefinedBehaviorSanitizer (CI runs it after `test`).
 # install_consumer is left out: it links the sanitized library into a plain consumer project.
