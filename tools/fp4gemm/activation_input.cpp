@@ -1,0 +1,48 @@
+#include "activation_input.hpp"
+
+#include <cstring>
+
+#include "fp4gemm/error.hpp"
+#include "fp4gemm/io/tensor_convert.hpp"
+
+namespace fp4gemm::cli {
+
+io::TensorView pick_input(const io::SafetensorsFile& file, const std::string& name) {
+  if (!name.empty()) return file.get(name);
+  if (file.tensors().size() != 1) {
+    std::string names;
+    for (const io::TensorEntry& entry : file.tensors()) names += (names.empty() ? "" : ", ") + entry.name;
+    throw_invalid(file.path() + " holds " + std::to_string(file.tensors().size()) + " tensors (" + names +
+                  "); choose one with --input-name");
+  }
+  return file.view(file.tensors().front());
+}
+
+Activation load_activation(const io::TensorView& tensor, std::int64_t k) {
+  if (tensor.shape().size() != 2 || tensor.shape()[1] != k) {
+    throw_invalid(*tensor.file + ": input tensor '" + tensor.name() + "' has shape " + tensor.entry->shape_string() +
+                  "; the layer needs [M, " + std::to_string(k) + "]");
+  }
+  const std::int64_t m = tensor.shape()[0];
+  Activation activation;
+  if (tensor.dtype() == io::TensorDType::bf16) {
+    activation.bf16.resize(std::size_t(m * k));
+    if (m > 0) std::memcpy(activation.bf16.data(), tensor.data, tensor.entry->byte_size());
+    activation.view = {activation.bf16.data(), DType::bf16, m, k};
+  } else if (tensor.dtype() == io::TensorDType::f32) {
+    activation.f32 = io::tensor_to_float(tensor);
+    activation.view = {activation.f32.data(), DType::f32, m, k};
+  } else {
+    throw_invalid(*tensor.file + ": input tensor '" + tensor.name() + "' is " + io::to_string(tensor.dtype()) +
+                  "; the activation must be BF16 or F32");
+  }
+  return activation;
+}
+
+io::TensorDType parse_output_dtype(const std::string& text) {
+  if (text == "bf16") return io::TensorDType::bf16;
+  if (text == "f32") return io::TensorDType::f32;
+  throw_invalid("--output-dtype must be bf16 or f32, not '" + text + "'");
+}
+
+}  // namespace fp4gemm::cli
