@@ -95,6 +95,7 @@ grep -q '"name":"experts E=4 k=1"' <<< "$out" || fail "--ep 2 does not halve the
 expect_error "--tokens needs --config" bench --tokens 1 --device cpu
 expect_error "--topk must be between 1 and the expert count 4" bench --moe --experts 4 --topk 5 --device cpu
 expect_error "--experts" bench --experts 4
+expect_error "excludes" bench --moe --config "$models/tiny_moe.json" --experts 4 --device cpu
 expect_error "do not split over 3 GPUs" bench --config "$models/tiny_moe.json" --tokens 1 --ep 3 --device cpu
 
 if [ "$moe_layer" = ON ]; then

@@ -155,9 +155,9 @@ const RegisterCommand registration([](CLI::App& app) {
   command->add_option("--shapes", options->shape_lists, "Weight shapes NxK, comma-separated (e.g. 4096x4096,28672x8192), instead of -n/-k")
       ->excludes(n)
       ->excludes(k);
-  add_model_config_options(command, options->config, options->tp,
-                           "bench its GEMM shapes as engines run them, instead of -n/-k (with or instead of --shapes)")
-      ->excludes(n)
+  auto* config = add_model_config_options(command, options->config, options->tp,
+                                          "bench its GEMM shapes as engines run them, instead of -n/-k (with or instead of --shapes)");
+  config->excludes(n)
       ->excludes(k);
   command->add_option("--backend", options->backend, "Only this backend (default: all that can run, except ref)");
   command->add_option("--activation", options->activation, "bf16 (W4A16, default), f32 or nvfp4 (W4A4)");
@@ -174,14 +174,16 @@ const RegisterCommand registration([](CLI::App& app) {
                                 "Time an MoE layer (random NVFP4 experts, uniform random routing) beside the OpenBLAS peer; its "
                                 "shape from --config or --experts/--topk/--hidden/--intermediate");
   const auto moe_option = [&](const char* name, auto& value, const char* help) {
-    command->add_option(name, value, help)->needs(moe)->check(CLI::PositiveNumber);
+    command->add_option(name, value, help)->needs(moe)->excludes(config)->check(CLI::PositiveNumber);
   };
   moe_option("--experts", options->moe_shape.experts, "Routed experts E of the --moe layer (default 64)");
   moe_option("--topk", options->moe_shape.top_k, "Experts per token k (default 8)");
   moe_option("--hidden", options->moe_shape.hidden, "Hidden size H (default 1024)");
   moe_option("--intermediate", options->moe_shape.intermediate, "Expert intermediate size I (default 512)");
   command->add_option("--shared-intermediate", options->moe_shape.shared_intermediate,
-                      "Shared expert intermediate size (default 0: none)")->needs(moe);
+                      "Shared expert intermediate size (default 0: none)")
+      ->needs(moe)
+      ->excludes(config);
   command->callback([options] { run_bench(*options); });
 });
 
