@@ -25,10 +25,8 @@ double moe_roofline_us(const bench::MoeBenchShape& shape, std::int64_t tokens, s
                        const bench::Ceilings& ceilings) {
   const MoeExecution* execution = moe_execution();
   if (execution == nullptr) return 0;
-  moe::MoeProblem problem{tokens, shape.hidden, shape.intermediate, shape.experts, shape.top_k, ActivationType::bf16, DType::bf16,
-                          true, shape.shared_intermediate > 0};
-  const double memory_us = execution->minimal_bytes(problem, active_experts) / (ceilings.bandwidth_gbps * 1e9) * 1e6;
-  const double compute_us = execution->flops(problem) / (ceilings.compute_tflops * 1e12) * 1e6;
+  const double memory_us = execution->minimal_bytes(shape, tokens, active_experts) / (ceilings.bandwidth_gbps * 1e9) * 1e6;
+  const double compute_us = execution->flops(shape, tokens) / (ceilings.compute_tflops * 1e12) * 1e6;
   return std::max(memory_us, compute_us);
 }
 

@@ -24,8 +24,10 @@ struct MoeExecution {
   // `weights` (kept alive by the caller) through moe::MoeRunner with `backend` ("" or "auto": the
   // runner's choice) on the CPU; the returned call passes the routing it is given.
   std::function<PreparedMoeCall(const moe::MoeWeights& weights, const std::string& backend, const moe::MoeOptions& options)> prepare;
-  std::function<double(const moe::MoeProblem& problem, std::int64_t active_experts)> minimal_bytes;
-  std::function<double(const moe::MoeProblem& problem)> flops;
+  // moe::MoeProblem's minimal bytes (for `active_experts`) and FLOPs of a BF16 call with given
+  // routing on a layer of `shape` (its shared expert NVFP4).
+  std::function<double(const bench::MoeBenchShape& shape, std::int64_t tokens, std::int64_t active_experts)> minimal_bytes;
+  std::function<double(const bench::MoeBenchShape& shape, std::int64_t tokens)> flops;
 };
 
 // The registered execution, or nullptr in a build without the MoE layer.

@@ -16,6 +16,8 @@ PreparedMoeCall prepare_with_runner(const moe::MoeWeights& weights, const std::s
   auto last_problem = std::make_shared<moe::MoeProblem>();
   const std::int64_t experts = weights.num_experts(), intermediate = weights.intermediate();
   const bool shared = weights.shared.has_value();
+  const std::int64_t shared_intermediate = shared ? weights.shared->intermediate() : 0;
+  const bool shared_dense = shared && !weights.shared->nvfp4.has_value();
   PreparedMoeCall prepared;
   prepared.call = [=](const DenseView& x, const moe::TopK& routing, const MutableDenseView& out) {
     moe::MoeCall call{x, {}, options};
@@ -27,7 +29,8 @@ PreparedMoeCall prepare_with_runner(const moe::MoeWeights& weights, const std::s
     if (call.options.activation != ActivationType::nvfp4)
       call.options.activation = x.dtype == DType::f32 ? ActivationType::f32 : ActivationType::bf16;
     moe::MoeProblem& problem = *last_problem;
-    problem = {x.rows, x.cols, intermediate, experts, call.options.top_k, call.options.activation, out.dtype, given, shared};
+    problem = {x.rows, x.cols, intermediate, experts, call.options.top_k, call.options.activation, out.dtype, given, shared,
+               shared_intermediate, shared_dense};
     runner->run(call, *handle, out);
   };
   prepared.served = [runner, last_problem] { return runner->explain(*last_problem).choice; };
@@ -35,10 +38,18 @@ PreparedMoeCall prepare_with_runner(const moe::MoeWeights& weights, const std::s
   return prepared;
 }
 
+// A BF16 call with given routing on a bench layer of `shape`.
+moe::MoeProblem bench_problem(const bench::MoeBenchShape& shape, std::int64_t tokens) {
+  return {tokens, shape.hidden, shape.intermediate, shape.experts, shape.top_k, ActivationType::bf16, DType::bf16, true,
+          shape.shared_intermediate > 0, shape.shared_intermediate, false};
+}
+
 const RegisterMoeExecution registration(MoeExecution{
     prepare_with_runner,
-    [](const moe::MoeProblem& problem, std::int64_t active) { return problem.minimal_bytes(active); },
-    [](const moe::MoeProblem& problem) { return problem.flops(); },
+    [](const bench::MoeBenchShape& shape, std::int64_t tokens, std::int64_t active) {
+      return bench_problem(shape, tokens).minimal_bytes(active);
+    },
+    [](const bench::MoeBenchShape& shape, std::int64_t tokens) { return bench_problem(shape, tokens).flops(); },
 });
 
 }  // namespace
