@@ -22,7 +22,7 @@ struct MoeCommandOptions {
   std::string output;
   std::string output_name = "output";
   std::string output_dtype = "bf16";
-  std::string backend = "auto";
+  std::string backend;  // empty: FP4GEMM_MOE_BACKEND, else auto
   std::string device = "cpu";
   int top_k = 0;  // 0: config.json's num_experts_per_tok
   bool explain = false;
@@ -93,7 +93,8 @@ const RegisterCommand registration([](CLI::App& app) {
   command->add_option("--output", options->output, "safetensors file to write the result [T, H] to")->required();
   command->add_option("--output-name", options->output_name, "Name of the result tensor")->capture_default_str();
   command->add_option("--output-dtype", options->output_dtype, "bf16 or f32")->capture_default_str();
-  command->add_option("--backend", options->backend, "auto, or an MoE backend (ref, cpu)")->capture_default_str();
+  command->add_option("--backend,--moe-backend", options->backend,
+                      "auto, or an MoE backend (ref, cpu); default: FP4GEMM_MOE_BACKEND, else auto");
   command->add_option("--device", options->device, "cpu (the MoE layer's GPU backends come later)")->capture_default_str();
   command->add_option("--topk", options->top_k, "Experts per token (default: config.json's num_experts_per_tok)")
       ->check(CLI::PositiveNumber);
