@@ -7,6 +7,17 @@
 
 namespace fp4gemm::cli {
 
+void add_layer_run_options(CLI::App* command, LayerRunFiles& files, const std::string& layer_example,
+                           const std::string& input_shape, const std::string& output_shape) {
+  command->add_option("--checkpoint", files.checkpoint, "Checkpoint: .safetensors file, index or directory")->required();
+  command->add_option("--layer", files.layer, "Layer prefix, e.g. " + layer_example)->required();
+  command->add_option("--input", files.input, "safetensors file with the activation (BF16 or F32, " + input_shape + ")")->required();
+  command->add_option("--input-name", files.input_name, "Tensor to use from --input (default: its only tensor)");
+  command->add_option("--output", files.output, "safetensors file to write the result " + output_shape + " to")->required();
+  command->add_option("--output-name", files.output_name, "Name of the result tensor")->capture_default_str();
+  command->add_option("--output-dtype", files.output_dtype, "bf16 or f32")->capture_default_str();
+}
+
 io::TensorView pick_input(const io::SafetensorsFile& file, const std::string& name) {
   if (!name.empty()) return file.get(name);
   if (file.tensors().size() != 1) {

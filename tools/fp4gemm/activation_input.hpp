@@ -1,13 +1,31 @@
 #pragma once
-// Reading the activation of `fp4gemm gemm` and `fp4gemm moe` from a safetensors file.
+// What `fp4gemm gemm` and `fp4gemm moe` share: which layer of which checkpoint runs on which input
+// tensor into which output file, and reading the activation from a safetensors file.
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "fp4gemm/io/safetensors.hpp"
 #include "fp4gemm/types.hpp"
 
 namespace fp4gemm::cli {
+
+struct LayerRunFiles {
+  std::string checkpoint;
+  std::string layer;
+  std::string input;
+  std::string input_name;  // empty: the input file's only tensor
+  std::string output;
+  std::string output_name = "output";
+  std::string output_dtype = "bf16";
+};
+
+// Adds --checkpoint, --layer, --input, --input-name, --output, --output-name and --output-dtype,
+// each help text naming `layer_example` and the input and output shapes.
+void add_layer_run_options(CLI::App* command, LayerRunFiles& files, const std::string& layer_example,
+                           const std::string& input_shape, const std::string& output_shape);
 
 // The tensor `name` of `file`, or its only tensor when `name` is empty (Error naming the
 // tensors it holds when it has several).

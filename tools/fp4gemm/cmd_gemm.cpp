@@ -18,13 +18,7 @@ namespace fp4gemm::cli {
 namespace {
 
 struct GemmCommandOptions {
-  std::string checkpoint;
-  std::string layer;
-  std::string input;
-  std::string input_name;  // empty: the input file's only tensor
-  std::string output;
-  std::string output_name = "output";
-  std::string output_dtype = "bf16";
+  LayerRunFiles files;
   std::string backend = "auto";
   std::string device = "auto";
   std::string profile;
@@ -33,16 +27,16 @@ struct GemmCommandOptions {
 };
 
 void run_gemm(const GemmCommandOptions& options) {
-  const io::TensorDType output_dtype = parse_output_dtype(options.output_dtype);
+  const io::TensorDType output_dtype = parse_output_dtype(options.files.output_dtype);
   RunnerOptions runner_options;
   runner_options.backend = options.backend;
   runner_options.profile_path = options.profile;
   dispatch::apply_device_arguments(runner_options, options.device, 0, 0);
   Runner runner(std::move(runner_options));  // a bad --backend, --device or --profile fails here, before any file is read
-  const io::Checkpoint checkpoint = io::Checkpoint::open(options.checkpoint);
-  const io::Nvfp4Layer layer = io::load_nvfp4_layer(checkpoint, options.layer);
-  const io::SafetensorsFile input_file = io::SafetensorsFile::open(options.input);
-  const Activation activation = load_activation(pick_input(input_file, options.input_name), layer.cols);
+  const io::Checkpoint checkpoint = io::Checkpoint::open(options.files.checkpoint);
+  const io::Nvfp4Layer layer = io::load_nvfp4_layer(checkpoint, options.files.layer);
+  const io::SafetensorsFile input_file = io::SafetensorsFile::open(options.files.input);
+  const Activation activation = load_activation(pick_input(input_file, options.files.input_name), layer.cols);
   const std::int64_t m = activation.view.rows, n = layer.rows;
 
   float alpha = layer.weight_scale_2;
@@ -71,27 +65,21 @@ void run_gemm(const GemmCommandOptions& options) {
   if (options.explain) std::fprintf(stderr, "%s", explanation.to_text().c_str());
 
   io::SafetensorsWriter writer;
-  writer.add(options.output_name, output_dtype, {m, n}, out_bytes);
+  writer.add(options.files.output_name, output_dtype, {m, n}, out_bytes);
   writer.set_metadata("fp4gemm.layer", layer.prefix);
   writer.set_metadata("fp4gemm.backend", served);
   writer.set_metadata("fp4gemm.mode", options.w4a4 ? "w4a4" : "w4a16");
-  writer.write(options.output);
+  writer.write(options.files.output);
   std::printf("%s: %s on %s (%s), alpha %.9g (%s); wrote '%s' [%lld, %lld] %s to %s\n", layer.prefix.c_str(),
               problem.to_string().c_str(), served.c_str(), runner.device().to_string().c_str(), alpha,
-              options.w4a4 ? "weight_scale_2 x input_scale" : "weight_scale_2", options.output_name.c_str(), (long long)m,
-              (long long)n, io::to_string(output_dtype), options.output.c_str());
+              options.w4a4 ? "weight_scale_2 x input_scale" : "weight_scale_2", options.files.output_name.c_str(), (long long)m,
+              (long long)n, io::to_string(output_dtype), options.files.output.c_str());
 }
 
 const RegisterCommand registration([](CLI::App& app) {
   auto options = std::make_shared<GemmCommandOptions>();
   auto* command = app.add_subcommand("gemm", "Run one NVFP4 layer of a checkpoint on an activation tensor [M, K] from a file");
-  command->add_option("--checkpoint", options->checkpoint, "Checkpoint: .safetensors file, index or directory")->required();
-  command->add_option("--layer", options->layer, "Layer prefix, e.g. model.layers.0.mlp.down_proj")->required();
-  command->add_option("--input", options->input, "safetensors file with the activation (BF16 or F32, [M, K])")->required();
-  command->add_option("--input-name", options->input_name, "Tensor to use from --input (default: its only tensor)");
-  command->add_option("--output", options->output, "safetensors file to write the result [M, N] to")->required();
-  command->add_option("--output-name", options->output_name, "Name of the result tensor")->capture_default_str();
-  command->add_option("--output-dtype", options->output_dtype, "bf16 or f32")->capture_default_str();
+  add_layer_run_options(command, options->files, "model.layers.0.mlp.down_proj", "[M, K]", "[M, N]");
   command->add_option("--backend", options->backend, "auto, or a backend (see `fp4gemm info`)")->capture_default_str();
   command->add_option("--device", options->device, "auto (default: the first GPU, else the CPU), cpu, I or cuda:I");
   command->add_option("--profile", options->profile, "A tuned profile (JSON, from `fp4gemm tune`) to consult");

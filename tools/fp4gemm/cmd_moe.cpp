@@ -15,13 +15,7 @@ namespace fp4gemm::cli {
 namespace {
 
 struct MoeCommandOptions {
-  std::string checkpoint;
-  std::string layer;
-  std::string input;
-  std::string input_name;  // empty: the input file's only tensor
-  std::string output;
-  std::string output_name = "output";
-  std::string output_dtype = "bf16";
+  LayerRunFiles files;
   std::string backend;  // empty: FP4GEMM_MOE_BACKEND, else auto
   std::string device = "cpu";
   int top_k = 0;  // 0: config.json's num_experts_per_tok
@@ -41,21 +35,21 @@ int choose_top_k(const MoeCommandOptions& options, const io::MoeLayerTensors& la
 }
 
 void run_moe(const MoeCommandOptions& options) {
-  const io::TensorDType output_dtype = parse_output_dtype(options.output_dtype);
+  const io::TensorDType output_dtype = parse_output_dtype(options.files.output_dtype);
   if (options.device != "cpu" && options.device != "auto") {
     throw_invalid("--device " + options.device + ": the MoE layer runs on the CPU in this build (cpu or auto)");
   }
-  const io::Checkpoint checkpoint = io::Checkpoint::open(options.checkpoint);
-  const io::MoeLayerTensors layer = io::load_moe_layer(checkpoint, options.layer);
+  const io::Checkpoint checkpoint = io::Checkpoint::open(options.files.checkpoint);
+  const io::MoeLayerTensors layer = io::load_moe_layer(checkpoint, options.files.layer);
   if (!layer.shape.router) {
-    throw_invalid(checkpoint.description() + ": layer '" + options.layer + "' has no router (" + options.layer +
+    throw_invalid(checkpoint.description() + ": layer '" + options.files.layer + "' has no router (" + options.files.layer +
                   ".gate.weight), which `fp4gemm moe` routes the tokens with");
   }
   moe::MoeOptions moe_options;
   moe_options.top_k = choose_top_k(options, layer);
   moe_options.norm_topk_prob = layer.routing.norm_topk_prob.value_or(true);
-  const io::SafetensorsFile input_file = io::SafetensorsFile::open(options.input);
-  const Activation activation = load_activation(pick_input(input_file, options.input_name), layer.shape.hidden);
+  const io::SafetensorsFile input_file = io::SafetensorsFile::open(options.files.input);
+  const Activation activation = load_activation(pick_input(input_file, options.files.input_name), layer.shape.hidden);
   const std::int64_t tokens = activation.view.rows, hidden = layer.shape.hidden;
 
   const moe::MoeWeights weights = layer.weights();
@@ -70,29 +64,22 @@ void run_moe(const MoeCommandOptions& options) {
   if (options.explain) std::fprintf(stderr, "%s", prepared.explanation().c_str());
 
   io::SafetensorsWriter writer;
-  writer.add(options.output_name, output_dtype, {tokens, hidden}, out_bytes);
-  writer.set_metadata("fp4gemm.layer", options.layer);
+  writer.add(options.files.output_name, output_dtype, {tokens, hidden}, out_bytes);
+  writer.set_metadata("fp4gemm.layer", options.files.layer);
   writer.set_metadata("fp4gemm.backend", served);
   writer.set_metadata("fp4gemm.top_k", std::to_string(moe_options.top_k));
-  writer.write(options.output);
-  std::printf("%s: T=%lld H=%lld I=%lld E=%lld k=%d%s%s on %s; wrote '%s' [%lld, %lld] %s to %s\n", options.layer.c_str(),
+  writer.write(options.files.output);
+  std::printf("%s: T=%lld H=%lld I=%lld E=%lld k=%d%s%s on %s; wrote '%s' [%lld, %lld] %s to %s\n", options.files.layer.c_str(),
               (long long)tokens, (long long)hidden, (long long)layer.shape.intermediate, (long long)layer.shape.experts,
               moe_options.top_k, moe_options.norm_topk_prob ? " normalized" : "",
-              layer.shape.shared == "none" ? "" : " +shared", served.c_str(), options.output_name.c_str(), (long long)tokens,
-              (long long)hidden, io::to_string(output_dtype), options.output.c_str());
+              layer.shape.shared == "none" ? "" : " +shared", served.c_str(), options.files.output_name.c_str(), (long long)tokens,
+              (long long)hidden, io::to_string(output_dtype), options.files.output.c_str());
 }
 
 const RegisterCommand registration([](CLI::App& app) {
   auto options = std::make_shared<MoeCommandOptions>();
   auto* command = app.add_subcommand("moe", "Run one MoE layer of a checkpoint on hidden states [T, H] from a file");
-  command->add_option("--checkpoint", options->checkpoint, "Checkpoint: .safetensors file, index or directory")->required();
-  command->add_option("--layer", options->layer, "MoE layer prefix, e.g. model.layers.0.mlp (`fp4gemm inspect` lists them)")
-      ->required();
-  command->add_option("--input", options->input, "safetensors file with the hidden states (BF16 or F32, [T, H])")->required();
-  command->add_option("--input-name", options->input_name, "Tensor to use from --input (default: its only tensor)");
-  command->add_option("--output", options->output, "safetensors file to write the result [T, H] to")->required();
-  command->add_option("--output-name", options->output_name, "Name of the result tensor")->capture_default_str();
-  command->add_option("--output-dtype", options->output_dtype, "bf16 or f32")->capture_default_str();
+  add_layer_run_options(command, options->files, "model.layers.0.mlp (`fp4gemm inspect` lists the MoE layers)", "[T, H]", "[T, H]");
   command->add_option("--backend,--moe-backend", options->backend,
                       "auto, or an MoE backend (ref, cpu); default: FP4GEMM_MOE_BACKEND, else auto");
   command->add_option("--device", options->device, "cpu (the MoE layer's GPU backends come later)")->capture_default_str();
