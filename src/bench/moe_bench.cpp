@@ -161,10 +161,19 @@ double expected_active_experts(std::int64_t tokens, std::int64_t experts, int to
   return double(experts) * (1.0 - std::pow(1.0 - double(top_k) / double(experts), double(tokens)));
 }
 
-MoeResult time_moe_call(const std::string& name, bool peer, const MoeBenchShape& shape, const moe::TopK& routing,
+std::vector<moe::TopK> routing_draws(std::int64_t tokens, std::int64_t experts, int top_k, std::uint64_t seed) {
+  std::vector<moe::TopK> draws;
+  for (int i = 0; i < kRoutingDraws; ++i) draws.push_back(uniform_random_routing(tokens, experts, top_k, seed + std::uint64_t(i)));
+  return draws;
+}
+
+MoeResult time_moe_call(const std::string& name, bool peer, const MoeBenchShape& shape, const std::vector<moe::TopK>& routings,
                         const MoeLayerCall& call, DType x_dtype, DType out_dtype) {
-  MoeResult result{name, peer, routing.tokens, count_active_experts(routing, shape.experts)};
-  const std::int64_t tokens = routing.tokens, hidden = shape.hidden;
+  if (routings.empty()) throw_invalid("time_moe_call needs at least one routing");
+  double active = 0;
+  for (const moe::TopK& routing : routings) active += double(count_active_experts(routing, shape.experts));
+  MoeResult result{name, peer, routings.front().tokens, std::int64_t(std::lround(active / double(routings.size())))};
+  const std::int64_t tokens = result.tokens, hidden = shape.hidden;
   const std::vector<float> x_f32 = random_normal_values(tokens * hidden, kActivationSeed);
   std::vector<std::uint16_t> x_bf16;
   DenseView x{x_f32.data(), DType::f32, tokens, hidden};
@@ -185,8 +194,11 @@ MoeResult time_moe_call(const std::string& name, bool peer, const MoeBenchShape&
   };
   std::fill(out.begin(), out.end(), std::uint8_t(0xFF));  // NaN in every float format
   const MutableDenseView out_view{out.data(), out_dtype, tokens, hidden};
+  std::size_t next = 0;
   const Timing timing = time_repeatedly(
       [&] {
+        const moe::TopK& routing = routings[next];
+        next = (next + 1) % routings.size();
         const auto start = Clock::now();
         call(x, routing, out_view);
         return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
@@ -202,7 +214,8 @@ MoeResult time_moe_call(const std::string& name, bool peer, const MoeBenchShape&
   result.time_us = timing.median_us;
   result.spread = timing.spread;
   result.repeats = timing.repeats;
-  result.note = "median of " + std::to_string(timing.repeats) + ", uniform random routing";
+  result.note = "median of " + std::to_string(timing.repeats) + ", " + std::to_string(routings.size()) +
+                " uniform random routings in turn";
   return result;
 }
 

@@ -78,10 +78,17 @@ struct MoeResult {
   bool ok = true;
 };
 
-// Times `call` on random x (`x_dtype`, BF16 or F32) with `routing`; the output (`out_dtype`) is
-// poisoned with NaN first and checked to be finite after the timing, so a call that writes nothing
-// does not pass for a fast one.
-MoeResult time_moe_call(const std::string& name, bool peer, const MoeBenchShape& shape, const moe::TopK& routing,
+// Routing draws a timing cycles through: repeating one draw would keep its few experts in the
+// last-level cache at small T (10 experts of 4096 x 1024 are 70 MB), which no decode step sees.
+inline constexpr int kRoutingDraws = 8;
+
+// kRoutingDraws seeded uniform routings (seed, seed + 1, ...) of the same T, E and k.
+std::vector<moe::TopK> routing_draws(std::int64_t tokens, std::int64_t experts, int top_k, std::uint64_t seed);
+
+// Times `call` on random x (`x_dtype`, BF16 or F32), call after call through `routings` (the same
+// T); active_experts is their mean, rounded. The output (`out_dtype`) is poisoned with NaN first
+// and checked to be finite after the timing, so a call that writes nothing does not pass for a fast one.
+MoeResult time_moe_call(const std::string& name, bool peer, const MoeBenchShape& shape, const std::vector<moe::TopK>& routings,
                         const MoeLayerCall& call, DType x_dtype, DType out_dtype);
 
 // The OpenBLAS peer: the layer on FP32 experts (dequantized), tokens grouped by expert, one

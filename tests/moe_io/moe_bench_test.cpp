@@ -103,19 +103,26 @@ TEST(MoeBench, OpenblasPeerMatchesTheLayerEvaluatedDirectly) {
 TEST(MoeBench, TimingRefusesACallThatLeavesTheOutputUnwritten) {
   const MoeBenchShape shape{4, 32, 16, 0, 2};
   const moe::TopK routing = uniform_random_routing(3, 4, 2, 1);
-  const MoeResult silent = time_moe_call("silent", false, shape, routing, [](auto&&...) {}, DType::bf16, DType::bf16);
+  const MoeResult silent = time_moe_call("silent", false, shape, {routing}, [](auto&&...) {}, DType::bf16, DType::bf16);
   EXPECT_FALSE(silent.ok);
   EXPECT_NE(silent.note.find("not finite"), std::string::npos) << silent.note;
+  const std::vector<moe::TopK> draws = routing_draws(3, 4, 2, 1);
+  ASSERT_EQ(draws.size(), std::size_t(kRoutingDraws));
+  EXPECT_EQ(draws[0].ids, routing.ids) << "the first draw is the seed's";
+  std::set<const std::int32_t*> seen;
   const MoeResult zeros = time_moe_call(
-      "zeros", false, shape, routing,
-      [](const DenseView& x, const moe::TopK&, const MutableDenseView& out) {
+      "zeros", false, shape, draws,
+      [&](const DenseView& x, const moe::TopK& given, const MutableDenseView& out) {
         EXPECT_EQ(x.dtype, DType::f32);
+        seen.insert(given.ids.data());
         std::fill_n(static_cast<float*>(out.data), out.rows * out.cols, 0.0f);
       },
       DType::f32, DType::f32);
   EXPECT_TRUE(zeros.ok) << zeros.note;
-  EXPECT_GT(zeros.repeats, 2);
-  EXPECT_EQ(zeros.active_experts, count_active_experts(routing, 4));
+  EXPECT_GT(zeros.repeats, kRoutingDraws);
+  EXPECT_EQ(seen.size(), std::size_t(kRoutingDraws)) << "every draw is used in turn";
+  EXPECT_GE(zeros.active_experts, 2);
+  EXPECT_LE(zeros.active_experts, 4);
 }
 
 TEST(ModelStepReport, TotalsPerKindAndPeersThatMissAPart) {

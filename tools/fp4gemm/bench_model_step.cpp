@@ -80,7 +80,7 @@ std::vector<bench::StepPart> step_parts(const io::ModelStep& step, std::int64_t 
         part.peer_us[result.name] = result.time_us;
       } else {
         part.ours_us = result.time_us;
-        moe_method = "the MoE layer timed whole (" + result.name + "), uniform random routing";
+        moe_method = "the MoE layer timed whole (" + result.name + "), uniform random routings in turn";
       }
     }
   }

@@ -49,16 +49,16 @@ MoeTimings time_moe_layer(const bench::MoeBenchLayer& layer, const std::vector<s
   std::optional<std::string> peer_skipped = bench::OpenblasMoePeer::skip_reason(shape);
   if (include_peers && !peer_skipped) peer.emplace(layer);
   for (std::int64_t count : tokens) {
-    const moe::TopK routing = bench::uniform_random_routing(count, shape.experts, shape.top_k, kMoeRoutingSeed);
+    const std::vector<moe::TopK> routings = bench::routing_draws(count, shape.experts, shape.top_k, kMoeRoutingSeed);
     if (ours.call) {
-      bench::MoeResult result = bench::time_moe_call("fp4gemm", false, shape, routing, ours.call, DType::bf16, DType::bf16);
+      bench::MoeResult result = bench::time_moe_call("fp4gemm", false, shape, routings, ours.call, DType::bf16, DType::bf16);
       result.name = ours.served();
       timings.results.push_back(result);
     }
     if (peer) {
-      timings.results.push_back(bench::time_moe_call("openblas_sgemm", true, shape, routing, std::ref(*peer), DType::f32, DType::f32));
+      timings.results.push_back(bench::time_moe_call("openblas_sgemm", true, shape, routings, std::ref(*peer), DType::f32, DType::f32));
     } else if (include_peers) {
-      bench::MoeResult skipped{"openblas_sgemm", true, count, bench::count_active_experts(routing, shape.experts)};
+      bench::MoeResult skipped{"openblas_sgemm", true, count, bench::count_active_experts(routings.front(), shape.experts)};
       skipped.ok = false;
       skipped.note = "skipped: " + *peer_skipped;
       timings.results.push_back(skipped);
@@ -74,8 +74,8 @@ void print_moe_table(const MoeBenchRequest& request, const MoeTimings& timings, 
   std::printf("device: %s\n", device.c_str());
   std::printf("ceilings: %.1f GB/s (%s); %.3f TFLOP/s (%s)\n", ceilings.bandwidth_gbps, ceilings.bandwidth_method.c_str(),
               ceilings.compute_tflops, ceilings.compute_method.c_str());
-  std::printf("MoE layer: %s, uniform random routing (seed %llu)\n", request.shape.to_string().c_str(),
-              (unsigned long long)kMoeRoutingSeed);
+  std::printf("MoE layer: %s, %d uniform random routings in turn (seeds from %llu); active = experts a call touches, mean\n",
+              request.shape.to_string().c_str(), bench::kRoutingDraws, (unsigned long long)kMoeRoutingSeed);
   if (!timings.note.empty()) std::printf("note: %s\n", timings.note.c_str());
   std::printf("%-22s %6s %7s %11s %9s %10s\n", "backend", "tokens", "active", "us", "roofline", "x peer");
   for (const bench::MoeResult& result : timings.results) {
