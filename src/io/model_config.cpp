@@ -4,40 +4,13 @@
 
 #include "fp4gemm/error.hpp"
 #include "fp4gemm/io/checkpoint.hpp"
+#include "io/config_fields.hpp"
 
 namespace fp4gemm::io {
 namespace {
 
 using nlohmann::json;
-
-[[noreturn]] void throw_config(const std::string& where, const std::string& message) {
-  throw Error(ErrorCode::io, where + ": " + message);
-}
-
-// A size or count: a non-negative integer when present; 0 when absent or null. Configs write 0 for
-// "none" (first_k_dense_replace, n_shared_experts, num_experts of a dense variant), so 0 reads as
-// absent everywhere.
-std::int64_t size_field(const json& object, const char* key, const std::string& where) {
-  const auto found = object.find(key);
-  if (found == object.end() || found->is_null()) return 0;
-  if (!found->is_number_integer() || found->get<std::int64_t>() < 0) {
-    throw_config(where, std::string("\"") + key + "\" must be a non-negative integer, not " + found->dump());
-  }
-  return found->get<std::int64_t>();
-}
-
-std::int64_t required_field(const json& object, const char* key, const std::string& where, const std::string& why) {
-  const std::int64_t value = size_field(object, key, where);
-  if (value == 0) throw_config(where, std::string("has no \"") + key + "\" (or 0), which " + why);
-  return value;
-}
-
-// The first of `keys` present, as size_field reads it; 0 when none is.
-std::int64_t first_field(const json& object, std::initializer_list<const char*> keys, const std::string& where) {
-  for (const char* key : keys)
-    if (const std::int64_t value = size_field(object, key, where)) return value;
-  return 0;
-}
+using namespace config_fields;
 
 // Qwen3-Next and Qwen3.5 gate their attention output with a sigmoid their q_proj also yields,
 // doubling its rows; their configs may not say so, `attn_output_gate` decides where present.

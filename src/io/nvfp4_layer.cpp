@@ -71,6 +71,18 @@ float read_scalar(const TensorView& tensor) {
   }
 }
 
+void check_block_scale_bytes(const TensorView& scales, std::int64_t blocks_per_row) {
+  const std::uint8_t* bytes = scales.data;
+  const std::int64_t count = std::int64_t(scales.entry->byte_size());
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (e4m3::is_nan(bytes[i]) || (bytes[i] & 0x80)) {
+      fail(scales, "has a " + std::string(e4m3::is_nan(bytes[i]) ? "NaN" : "negative") + " block scale at row " +
+                       std::to_string(i / blocks_per_row) + ", block " + std::to_string(i % blocks_per_row),
+           "the checkpoint is damaged; re-export it");
+    }
+  }
+}
+
 Nvfp4View Nvfp4Layer::view() const {
   return {weight.data, weight_scale.data, ScaleLayout::linear, weight_scale_2, rows, cols, Memory::host, 0,
           std::int64_t(weight.entry->byte_size()), std::int64_t(weight_scale.entry->byte_size())};
@@ -125,16 +137,7 @@ Nvfp4Layer load_nvfp4_layer(const Checkpoint& checkpoint, const std::string& pre
                      weight.entry->shape_string() + " needs F8_E4M3 [" + std::to_string(scale_shape[0]) + ", " +
                      std::to_string(scale_shape[1]) + "]", "the checkpoint is damaged or uses another block size");
   }
-  if (check_block_scales) {
-    const std::uint8_t* bytes = scales.data;
-    for (std::int64_t i = 0; i < scale_shape[0] * scale_shape[1]; ++i) {
-      if (e4m3::is_nan(bytes[i]) || (bytes[i] & 0x80)) {
-        fail(scales, "has a " + std::string(e4m3::is_nan(bytes[i]) ? "NaN" : "negative") + " block scale at row " +
-                         std::to_string(i / scale_shape[1]) + ", block " + std::to_string(i % scale_shape[1]),
-             "the checkpoint is damaged; re-export it");
-      }
-    }
-  }
+  if (check_block_scales) check_block_scale_bytes(scales, scale_shape[1]);
 
   // NOTE: an all-zero weight has weight_scale_2 = 0 under ModelOpt's recipe; that is valid.
   layer.weight_scale_2 = positive_global_scale(checkpoint.get(prefix + "." + names.global_scale), reciprocal, true);

@@ -8,7 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/bench.hpp"
+#include "bench_model_step.hpp"
+#include "bench_moe.hpp"
 #include "command.hpp"
+#include "fp4gemm/error.hpp"
 #include "problem_options.hpp"
 #include "type_options.hpp"
 
@@ -32,6 +35,13 @@ struct BenchOptions {
   std::string device = "auto";  // auto: the first GPU if any, else the CPU
   bool json = false;
   bool no_peers = false;
+  // A model's decode step (--config with --tokens) or an MoE layer (--moe).
+  std::vector<std::string> token_lists;
+  int ep = 1;
+  bool moe = false;
+  // --moe without --config: a layer of these sizes. NOTE: small by default so the CPU bench ends in
+  // seconds; the Qwen3.5-397B layer is --experts 512 --topk 10 --hidden 4096 --intermediate 1024.
+  bench::MoeBenchShape moe_shape{64, 1024, 512, 0, 8, true};
 };
 
 void print_table(const std::vector<bench::Result>& results, const bench::Ceilings& ceilings, const std::string& device) {
@@ -93,7 +103,28 @@ void print_json(const std::vector<bench::Result>& results, const bench::Ceilings
   }
 }
 
+// Token counts from --tokens (whole numbers >= 1), or `fallback` when none are given.
+std::vector<std::int64_t> token_counts(const BenchOptions& options, const std::string& fallback) {
+  return parse_m_list(options.token_lists.empty() ? std::vector<std::string>{fallback} : options.token_lists);
+}
+
 void run_bench(const BenchOptions& options) {
+  if (options.moe) {
+    MoeBenchRequest request;
+    request.shape = options.config.empty() ? options.moe_shape : moe_shape_from_config(options.config, options.tp, options.ep);
+    request.tokens = token_counts(options, "1,8,64,512");
+    request.backend = options.backend;
+    request.device = options.device;
+    request.json = options.json;
+    request.no_peers = options.no_peers;
+    return run_moe_bench(request);
+  }
+  if (!options.token_lists.empty()) {
+    if (options.config.empty()) throw_invalid("--tokens needs --config (a model's decode step) or --moe (an MoE layer)");
+    return run_model_step_report({options.config, options.tp, options.ep, token_counts(options, ""), options.backend, options.device,
+                                  options.json, options.no_peers});
+  }
+  if (options.ep != 1) throw_invalid("--ep needs --tokens or --moe: it splits the experts of a model's step or MoE layer");
   std::vector<WeightShape> shapes;
   if (!options.config.empty()) shapes = config_shapes(options.config, options.tp, "bench");
   if (options.shape_lists.empty() && options.config.empty()) {
@@ -124,9 +155,9 @@ const RegisterCommand registration([](CLI::App& app) {
   command->add_option("--shapes", options->shape_lists, "Weight shapes NxK, comma-separated (e.g. 4096x4096,28672x8192), instead of -n/-k")
       ->excludes(n)
       ->excludes(k);
-  add_model_config_options(command, options->config, options->tp,
-                           "bench its GEMM shapes as engines run them, instead of -n/-k (with or instead of --shapes)")
-      ->excludes(n)
+  auto* config = add_model_config_options(command, options->config, options->tp,
+                                          "bench its GEMM shapes as engines run them, instead of -n/-k (with or instead of --shapes)");
+  config->excludes(n)
       ->excludes(k);
   command->add_option("--backend", options->backend, "Only this backend (default: all that can run, except ref)");
   command->add_option("--activation", options->activation, "bf16 (W4A16, default), f32 or nvfp4 (W4A4)");
@@ -134,6 +165,25 @@ const RegisterCommand registration([](CLI::App& app) {
   command->add_option("--device", options->device, "auto (default: the first GPU, else the CPU), cpu, I or cuda:I");
   command->add_flag("--json", options->json, "One JSON object per result line");
   command->add_flag("--no-peers", options->no_peers, "Skip the peer libraries (OpenBLAS, cuBLAS) and the GPU stream floor");
+  command->add_option("--tokens", options->token_lists,
+                      "Token counts, comma-separated: with --config, a decode step of the model at each (every NVFP4 GEMM and MoE "
+                      "layer, times its count per step); with --moe, the MoE layer at each (default 1,8,64,512)");
+  command->add_option("--ep", options->ep, "Expert parallelism: the experts split over this many GPUs (with --tokens or --moe)")
+      ->check(CLI::PositiveNumber);
+  auto* moe = command->add_flag("--moe", options->moe,
+                                "Time an MoE layer (random NVFP4 experts, uniform random routing) beside the OpenBLAS peer; its "
+                                "shape from --config or --experts/--topk/--hidden/--intermediate");
+  const auto moe_option = [&](const char* name, auto& value, const char* help) {
+    command->add_option(name, value, help)->needs(moe)->excludes(config)->check(CLI::PositiveNumber);
+  };
+  moe_option("--experts", options->moe_shape.experts, "Routed experts E of the --moe layer (default 64)");
+  moe_option("--topk", options->moe_shape.top_k, "Experts per token k (default 8)");
+  moe_option("--hidden", options->moe_shape.hidden, "Hidden size H (default 1024)");
+  moe_option("--intermediate", options->moe_shape.intermediate, "Expert intermediate size I (default 512)");
+  command->add_option("--shared-intermediate", options->moe_shape.shared_intermediate,
+                      "Shared expert intermediate size (default 0: none)")
+      ->needs(moe)
+      ->excludes(config);
   command->callback([options] { run_bench(*options); });
 });
 

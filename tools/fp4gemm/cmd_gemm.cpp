@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 
+#include "activation_input.hpp"
 #include "command.hpp"
 #include "fp4gemm/dispatch/device_arguments.hpp"
 #include "fp4gemm/fp4gemm.hpp"
@@ -17,13 +18,7 @@ namespace fp4gemm::cli {
 namespace {
 
 struct GemmCommandOptions {
-  std::string checkpoint;
-  std::string layer;
-  std::string input;
-  std::string input_name;  // empty: the input file's only tensor
-  std::string output;
-  std::string output_name = "output";
-  std::string output_dtype = "bf16";
+  LayerRunFiles files;
   std::string backend = "auto";
   std::string device = "auto";
   std::string profile;
@@ -31,62 +26,17 @@ struct GemmCommandOptions {
   bool explain = false;
 };
 
-io::TensorView pick_input(const io::SafetensorsFile& file, const std::string& name) {
-  if (!name.empty()) return file.get(name);
-  if (file.tensors().size() != 1) {
-    std::string names;
-    for (const io::TensorEntry& entry : file.tensors()) names += (names.empty() ? "" : ", ") + entry.name;
-    throw_invalid(file.path() + " holds " + std::to_string(file.tensors().size()) + " tensors (" + names +
-                  "); choose one with --input-name");
-  }
-  return file.view(file.tensors().front());
-}
-
-// The activation as an aligned host buffer: BF16 stays BF16, F32 stays F32.
-struct Activation {
-  std::vector<float> f32;
-  std::vector<std::uint16_t> bf16;
-  DenseView view;
-};
-
-Activation load_activation(const io::TensorView& tensor, std::int64_t k) {
-  if (tensor.shape().size() != 2 || tensor.shape()[1] != k) {
-    throw_invalid(*tensor.file + ": input tensor '" + tensor.name() + "' has shape " + tensor.entry->shape_string() +
-                  "; the layer needs [M, " + std::to_string(k) + "]");
-  }
-  const std::int64_t m = tensor.shape()[0];
-  Activation activation;
-  if (tensor.dtype() == io::TensorDType::bf16) {
-    activation.bf16.resize(std::size_t(m * k));
-    if (m > 0) std::memcpy(activation.bf16.data(), tensor.data, tensor.entry->byte_size());
-    activation.view = {activation.bf16.data(), DType::bf16, m, k};
-  } else if (tensor.dtype() == io::TensorDType::f32) {
-    activation.f32 = io::tensor_to_float(tensor);
-    activation.view = {activation.f32.data(), DType::f32, m, k};
-  } else {
-    throw_invalid(*tensor.file + ": input tensor '" + tensor.name() + "' is " + io::to_string(tensor.dtype()) +
-                  "; the activation must be BF16 or F32");
-  }
-  return activation;
-}
-
-io::TensorDType parse_output_dtype(const std::string& text) {
-  if (text == "bf16") return io::TensorDType::bf16;
-  if (text == "f32") return io::TensorDType::f32;
-  throw_invalid("--output-dtype must be bf16 or f32, not '" + text + "'");
-}
-
 void run_gemm(const GemmCommandOptions& options) {
-  const io::TensorDType output_dtype = parse_output_dtype(options.output_dtype);
+  const io::TensorDType output_dtype = parse_output_dtype(options.files.output_dtype);
   RunnerOptions runner_options;
   runner_options.backend = options.backend;
   runner_options.profile_path = options.profile;
   dispatch::apply_device_arguments(runner_options, options.device, 0, 0);
   Runner runner(std::move(runner_options));  // a bad --backend, --device or --profile fails here, before any file is read
-  const io::Checkpoint checkpoint = io::Checkpoint::open(options.checkpoint);
-  const io::Nvfp4Layer layer = io::load_nvfp4_layer(checkpoint, options.layer);
-  const io::SafetensorsFile input_file = io::SafetensorsFile::open(options.input);
-  const Activation activation = load_activation(pick_input(input_file, options.input_name), layer.cols);
+  const io::Checkpoint checkpoint = io::Checkpoint::open(options.files.checkpoint);
+  const io::Nvfp4Layer layer = io::load_nvfp4_layer(checkpoint, options.files.layer);
+  const io::SafetensorsFile input_file = io::SafetensorsFile::open(options.files.input);
+  const Activation activation = load_activation(pick_input(input_file, options.files.input_name), layer.cols);
   const std::int64_t m = activation.view.rows, n = layer.rows;
 
   float alpha = layer.weight_scale_2;
@@ -115,27 +65,21 @@ void run_gemm(const GemmCommandOptions& options) {
   if (options.explain) std::fprintf(stderr, "%s", explanation.to_text().c_str());
 
   io::SafetensorsWriter writer;
-  writer.add(options.output_name, output_dtype, {m, n}, out_bytes);
+  writer.add(options.files.output_name, output_dtype, {m, n}, out_bytes);
   writer.set_metadata("fp4gemm.layer", layer.prefix);
   writer.set_metadata("fp4gemm.backend", served);
   writer.set_metadata("fp4gemm.mode", options.w4a4 ? "w4a4" : "w4a16");
-  writer.write(options.output);
+  writer.write(options.files.output);
   std::printf("%s: %s on %s (%s), alpha %.9g (%s); wrote '%s' [%lld, %lld] %s to %s\n", layer.prefix.c_str(),
               problem.to_string().c_str(), served.c_str(), runner.device().to_string().c_str(), alpha,
-              options.w4a4 ? "weight_scale_2 x input_scale" : "weight_scale_2", options.output_name.c_str(), (long long)m,
-              (long long)n, io::to_string(output_dtype), options.output.c_str());
+              options.w4a4 ? "weight_scale_2 x input_scale" : "weight_scale_2", options.files.output_name.c_str(), (long long)m,
+              (long long)n, io::to_string(output_dtype), options.files.output.c_str());
 }
 
 const RegisterCommand registration([](CLI::App& app) {
   auto options = std::make_shared<GemmCommandOptions>();
   auto* command = app.add_subcommand("gemm", "Run one NVFP4 layer of a checkpoint on an activation tensor [M, K] from a file");
-  command->add_option("--checkpoint", options->checkpoint, "Checkpoint: .safetensors file, index or directory")->required();
-  command->add_option("--layer", options->layer, "Layer prefix, e.g. model.layers.0.mlp.down_proj")->required();
-  command->add_option("--input", options->input, "safetensors file with the activation (BF16 or F32, [M, K])")->required();
-  command->add_option("--input-name", options->input_name, "Tensor to use from --input (default: its only tensor)");
-  command->add_option("--output", options->output, "safetensors file to write the result [M, N] to")->required();
-  command->add_option("--output-name", options->output_name, "Name of the result tensor")->capture_default_str();
-  command->add_option("--output-dtype", options->output_dtype, "bf16 or f32")->capture_default_str();
+  add_layer_run_options(command, options->files, "model.layers.0.mlp.down_proj", "[M, K]", "[M, N]");
   command->add_option("--backend", options->backend, "auto, or a backend (see `fp4gemm info`)")->capture_default_str();
   command->add_option("--device", options->device, "auto (default: the first GPU, else the CPU), cpu, I or cuda:I");
   command->add_option("--profile", options->profile, "A tuned profile (JSON, from `fp4gemm tune`) to consult");

@@ -34,6 +34,41 @@ std::uint32_t crc32(std::span<const std::uint8_t> bytes) {
   return crc ^ 0xFFFFFFFFu;
 }
 
+// One entry per MoE layer: its experts, routing and shared expert.
+nlohmann::ordered_json moe_layers_json(const io::CheckpointSummary& summary) {
+  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+  const io::MoeRoutingConfig& routing = summary.moe_routing;
+  for (const io::MoeLayerShape& layer : summary.moe_layers) {
+    layers.push_back({{"prefix", layer.prefix},
+                      {"experts", layer.experts},
+                      {"hidden", layer.hidden},
+                      {"intermediate", layer.intermediate},
+                      {"layout", layer.layout == moe::ExpertLayout::fused_gate_up ? "fused" : "per-expert"},
+                      {"top_k", routing.num_experts_per_tok ? nlohmann::ordered_json(*routing.num_experts_per_tok) : nullptr},
+                      {"norm_topk_prob", routing.norm_topk_prob ? nlohmann::ordered_json(*routing.norm_topk_prob) : nullptr},
+                      {"router", layer.router},
+                      {"shared_expert", layer.shared},
+                      {"shared_intermediate", layer.shared_intermediate},
+                      {"shared_expert_gate", layer.shared_gate}});
+  }
+  return layers;
+}
+
+void print_moe_layers(const nlohmann::ordered_json& layers) {
+  if (layers.empty()) return;
+  std::printf("\nMoE layers (%zu): experts x [H, I], top-k, expert layout, router, shared expert\n", layers.size());
+  for (const auto& layer : layers) {
+    const std::string k = layer["top_k"].is_null() ? "k ?" : "k " + layer["top_k"].dump();
+    std::string shared = layer["shared_expert"].get<std::string>();
+    if (shared != "none") {
+      shared += " [I " + layer["shared_intermediate"].dump() + "]" + (layer["shared_expert_gate"].get<bool>() ? " gated" : "");
+    }
+    std::printf("  %-40s %5lld x [%lld, %lld]  %-6s %-10s %-9s shared %s\n", layer["prefix"].get<std::string>().c_str(),
+                (long long)layer["experts"], (long long)layer["hidden"], (long long)layer["intermediate"], k.c_str(),
+                layer["layout"].get<std::string>().c_str(), layer["router"].get<bool>() ? "router" : "no router", shared.c_str());
+  }
+}
+
 nlohmann::ordered_json to_json(const io::CheckpointSummary& summary, const io::Checkpoint& checkpoint, bool with_tensors) {
   nlohmann::ordered_json report;
   report["path"] = checkpoint.description();
@@ -55,6 +90,7 @@ nlohmann::ordered_json to_json(const io::CheckpointSummary& summary, const io::C
     report["classes"][io::to_string(tensor_class)] = {
         {"tensors", totals.tensors}, {"bytes", totals.bytes}, {"nvfp4_layers", totals.nvfp4_layers}};
   }
+  report["moe_layers"] = moe_layers_json(summary);
   report["gemm_shapes"] = nlohmann::ordered_json::array();
   for (const io::GemmShape& shape : summary.shapes)
     report["gemm_shapes"].push_back({{"n", shape.n}, {"k", shape.k}, {"count", shape.count}, {"classes", shape.classes}});
@@ -92,6 +128,7 @@ void print_text(const nlohmann::ordered_json& report) {
     std::printf("%-20s %9lld %14lld %12lld\n", name.c_str(), (long long)totals["tensors"], (long long)totals["bytes"],
                 (long long)totals["nvfp4_layers"]);
   }
+  print_moe_layers(report["moe_layers"]);
   std::printf("\nGEMM shapes (N x K: count, classes):\n");
   if (report["gemm_shapes"].empty()) std::printf("  none: no NVFP4 layers\n");
   for (const auto& shape : report["gemm_shapes"]) {

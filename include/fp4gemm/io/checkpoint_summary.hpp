@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fp4gemm/io/modelopt.hpp"
+#include "fp4gemm/io/moe_checkpoint.hpp"
 
 namespace fp4gemm::io {
 
@@ -34,10 +35,12 @@ struct CheckpointSummary {
   std::int64_t compressed_tensors_layers = 0;
   std::int64_t layers_with_input_scale = 0;
   std::map<TensorClass, ClassTotals> classes;
-  std::vector<GemmShape> shapes;  // sorted by (n, k)
+  std::vector<GemmShape> shapes;  // sorted by (n, k); a fused expert tensor counts once per expert
+  std::vector<MoeLayerShape> moe_layers;  // sorted by prefix
+  MoeRoutingConfig moe_routing;           // config.json's top-k and norm_topk_prob
 };
 
-// Validates every NVFP4 layer's dtypes and shapes (not each block scale: that is a full pass over
+// Validates every NVFP4 layer's dtypes and shapes (fused 3-D expert tensors included) (not each block scale: that is a full pass over
 // the scales; `gemm` does it for the layer it runs) and throws Error(io) on the first bad one.
 CheckpointSummary summarize_checkpoint(const Checkpoint& checkpoint, const QuantConfig& config);
 

@@ -63,6 +63,11 @@ std::vector<std::string> find_nvfp4_layers(const Checkpoint& checkpoint);
 // E4M3 scale for NaN (a pass over N*K/16 bytes).
 Nvfp4Layer load_nvfp4_layer(const Checkpoint& checkpoint, const std::string& prefix, bool check_block_scales = true);
 
+// Every E4M3 block scale of `scales` (F8_E4M3, any rank, `blocks_per_row` bytes a row) is neither
+// NaN nor negative; Error(io) naming the tensor, the row (counted over all leading dimensions) and
+// the block otherwise.
+void check_block_scale_bytes(const TensorView& scales, std::int64_t blocks_per_row);
+
 // A scalar tensor (shape [] or [1]) of dtype F32, BF16 or F16 as a float; Error(io) otherwise.
 float read_scalar(const TensorView& tensor);
 

@@ -36,8 +36,12 @@ struct QuantizeResult {
 
 // Quantizes `input` into `out`: a tensor is quantized when it is named *.weight, is 2-D, F32/BF16/
 // F16, has K % 16 == 0 and its module is not excluded; it becomes `.weight` U8 [N, K/2],
-// `.weight_scale` F8_E4M3 [N, K/16] and `.weight_scale_2` F32 []. Everything else is copied as-is
-// (borrowed from the mapping: `input` must outlive out.write()).
+// `.weight_scale` F8_E4M3 [N, K/16] and `.weight_scale_2` F32 []. Fused expert tensors
+// (*.experts.gate_up_proj [E, 2I, H], *.experts.down_proj [E, H, I]) are quantized expert by expert
+// into NAME U8 [E, N, K/2], NAME_weight_scale F8_E4M3 [E, N, K/16] and NAME_weight_scale_2 F32 [E]
+// (ModelOpt's fused-expert names). An MoE router (PREFIX.gate beside PREFIX.experts.*) and the
+// default excludes stay in high precision. Everything else is copied as-is (borrowed from the
+// mapping: `input` must outlive out.write()).
 QuantizeResult quantize_checkpoint(const SafetensorsFile& input, const QuantizeOptions& options, SafetensorsWriter& out);
 
 // ModelOpt's hf_quant_config.json for an NVFP4 checkpoint that leaves `excluded_modules` in high

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# MoE checkpoints through the CLI: quantize writes fused and per-expert NVFP4 experts with the
+# routers kept, inspect shows each MoE layer, bench --moe and the model's decode-step report run
+# on the CPU, bad requests are one-line errors. With the MoE layer in the build (MOE_LAYER=ON),
+# `fp4gemm moe` runs a layer and `ref` and `cpu` agree.
+set -uo pipefail
+cli=${FP4GEMM_CLI:?set FP4GEMM_CLI to the fp4gemm binary}
+moe_layer=${MOE_LAYER:-OFF}
+here=$(cd "$(dirname "$0")" && pwd)
+models=$(cd "$here/../data/models" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+source "$here/../cli/cli_test_helpers.sh"
+export PYTHONPATH="$here/../io${PYTHONPATH:+:$PYTHONPATH}"
+
+# Layer 0: fused experts and a shared expert; layer 1: per-expert tensors. E = 4, H = 64, I = 16.
+mkdir -p "$work/in"
+python3 - "$work/in/model.safetensors" <<'PY' || fail "could not write the test checkpoint"
+import random, sys
+from safetensors_stdlib import save, f32_bytes
+random.seed(7)
+def tensor(*shape):
+    count = 1
+    for size in shape:
+        count *= size
+    return ("F32", list(shape), f32_bytes([random.gauss(0, 1) for _ in range(count)]))
+tensors = {
+    "model.layers.0.mlp.experts.gate_up_proj": tensor(4, 32, 64),
+    "model.layers.0.mlp.experts.down_proj": tensor(4, 64, 16),
+    "model.layers.0.mlp.gate.weight": tensor(4, 64),
+    "model.layers.0.mlp.shared_expert.gate_proj.weight": tensor(32, 64),
+    "model.layers.0.mlp.shared_expert.up_proj.weight": tensor(32, 64),
+    "model.layers.0.mlp.shared_expert.down_proj.weight": tensor(64, 32),
+    "model.layers.0.mlp.shared_expert_gate.weight": tensor(1, 64),
+    "model.layers.1.mlp.gate.weight": tensor(4, 64),
+}
+for e in range(4):
+    tensors[f"model.layers.1.mlp.experts.{e}.gate_proj.weight"] = tensor(16, 64)
+    tensors[f"model.layers.1.mlp.experts.{e}.up_proj.weight"] = tensor(16, 64)
+    tensors[f"model.layers.1.mlp.experts.{e}.down_proj.weight"] = tensor(64, 16)
+save(sys.argv[1], tensors, {"format": "pt"})
+PY
+echo '{"model_type": "qwen3_moe", "hidden_size": 64, "num_experts": 4, "num_experts_per_tok": 2, "norm_topk_prob": true}' >"$work/in/config.json"
+
+out=$("$cli" quantize --in "$work/in" --out "$work/ckpt" 2>&1) || fail "quantize failed: $out"
+grep -q "^quantized model.layers.0.mlp.experts.gate_up_proj: F32 \[4, 32, 64\] -> U8 \[4, 32, 32\]" <<< "$out" ||
+  fail "quantize does not quantize fused experts expert by expert: $out"
+grep -q "^copied    model.layers.0.mlp.gate.weight" <<< "$out" || fail "quantize does not keep the router: $out"
+grep -q "^copied    model.layers.0.mlp.shared_expert_gate.weight" <<< "$out" || fail "quantize does not keep the shared expert gate: $out"
+
+"$cli" inspect "$work/ckpt" >"$work/inspect.txt" 2>&1 || fail "inspect failed: $(cat "$work/inspect.txt")"
+grep -q "MoE layers (2)" "$work/inspect.txt" || fail "inspect lists no MoE layers: $(cat "$work/inspect.txt")"
+grep -E -q "model.layers.0.mlp +4 x \[64, 16\] +k 2 +fused +router +shared nvfp4 \[I 32\] gated" "$work/inspect.txt" ||
+  fail "inspect's fused MoE layer line is wrong: $(cat "$work/inspect.txt")"
+grep -E -q "model.layers.1.mlp +4 x \[64, 16\] +k 2 +per-expert +router +shared none" "$work/inspect.txt" ||
+  fail "inspect's per-expert MoE layer line is wrong: $(cat "$work/inspect.txt")"
+"$cli" inspect "$work/ckpt" --json >"$work/inspect.json" 2>&1 || fail "inspect --json failed"
+python3 - "$work/inspect.json" <<'PY' || fail "inspect --json reports the MoE layers wrong"
+import json, sys
+report = json.load(open(sys.argv[1]))
+layers = {layer["prefix"]: layer for layer in report["moe_layers"]}
+assert layers["model.layers.0.mlp"]["layout"] == "fused" and layers["model.layers.0.mlp"]["experts"] == 4, layers
+assert layers["model.layers.1.mlp"]["layout"] == "per-expert" and layers["model.layers.1.mlp"]["top_k"] == 2, layers
+shapes = {(s["n"], s["k"]): s["count"] for s in report["gemm_shapes"]}
+assert shapes[(32, 64)] == 4 + 2 and shapes[(16, 64)] == 8 and shapes[(64, 16)] == 8, shapes  # fused gate_up per expert + shared gate and up; per-expert gate and up; down of both layers
+PY
+
+# bench --moe: the OpenBLAS peer always, our layer when it is built.
+out=$("$cli" bench --moe --experts 4 --topk 2 --hidden 64 --intermediate 32 --tokens 1,4 --device cpu 2>&1) ||
+  fail "bench --moe failed: $out"
+[ "$(grep -c "openblas_sgemm (peer)" <<< "$out")" -eq 2 ] || fail "bench --moe lacks a peer row per token count: $out"
+grep -q "E=4 k=2 H=64 I=32" <<< "$out" || fail "bench --moe does not state the layer: $out"
+if [ "$moe_layer" = ON ]; then
+  [ "$(grep -E -c "^(cpu|ref) +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x" <<< "$out")" -eq 2 ] ||
+    fail "bench --moe lacks our layer's rows with a roofline and a speedup: $out"
+else
+  grep -q "no MoE layer" <<< "$out" || fail "bench --moe without the layer does not say why it times the peer alone: $out"
+fi
+out=$("$cli" bench --moe --config "$models/tiny_moe.json" --tokens 2 --device cpu --json 2>&1) || fail "bench --moe --config failed: $out"
+python3 - <<PY || fail "bench --moe --config --json is wrong: $out"
+import json
+lines = [json.loads(line) for line in """$out""".splitlines()]
+assert all(line["experts"] == 8 and line["top_k"] == 2 and line["shared_intermediate"] == 128 for line in lines), lines
+assert any(line["peer"] and line["ok"] and line["time_us"] > 0 for line in lines), lines
+PY
+
+# The model's decode step.
+out=$("$cli" bench --config "$models/tiny_moe.json" --tokens 1,2 --device cpu 2>&1) || fail "bench --config --tokens failed: $out"
+[ "$(grep -c "tok/s per sequence" <<< "$out")" -ge 4 ] || fail "the step report lacks our and the peer's totals per token count: $out"
+grep -q "^  fp4gemm .*MoE experts .*attention .*shared expert" <<< "$out" || fail "the step report lacks the share of each kind: $out"
+grep -E -q "^  MoE experts +experts E=8 k=2 +4 " <<< "$out" || fail "the step report does not count the MoE layers: $out"
+out=$("$cli" bench --config "$models/tiny_moe.json" --tokens 1 --ep 2 --device cpu --no-peers --json 2>&1) || fail "bench --ep failed: $out"
+grep -q '"name":"experts E=4 k=1"' <<< "$out" || fail "--ep 2 does not halve the experts per GPU: $out"
+
+expect_error "--tokens needs --config" bench --tokens 1 --device cpu
+expect_error "--topk must be between 1 and the expert count 4" bench --moe --experts 4 --topk 5 --device cpu
+expect_error "--experts" bench --experts 4
+expect_error "excludes" bench --moe --config "$models/tiny_moe.json" --experts 4 --device cpu
+expect_error "do not split over 3 GPUs" bench --config "$models/tiny_moe.json" --tokens 1 --ep 3 --device cpu
+
+if [ "$moe_layer" = ON ]; then
+  python3 - "$work/x.safetensors" <<'PY' || fail "could not write the input"
+import random, sys
+from safetensors_stdlib import save, f32_bytes
+random.seed(3)
+save(sys.argv[1], {"x": ("F32", [3, 64], f32_bytes([random.gauss(0, 1) for _ in range(3 * 64)]))})
+PY
+  for layer in model.layers.0.mlp model.layers.1.mlp; do
+    for backend in ref cpu; do
+      out=$("$cli" moe --checkpoint "$work/ckpt" --layer $layer --input "$work/x.safetensors" --output "$work/y_$backend.safetensors" \
+            --output-dtype f32 --backend $backend 2>&1) || fail "moe --backend $backend on $layer failed: $out"
+      grep -q "T=3 H=64 I=16 E=4 k=2 normalized.* on $backend" <<< "$out" || fail "moe does not say what ran on $backend: $out"
+    done
+    python3 - "$work/y_ref.safetensors" "$work/y_cpu.safetensors" <<'PY' || fail "moe on $layer: cpu and ref disagree"
+import math, struct, sys
+from safetensors_stdlib import load
+ref, cpu = (load(path)[0]["output"] for path in sys.argv[1:])
+assert ref[1] == [3, 64] and cpu[1] == [3, 64], (ref[1], cpu[1])
+a = struct.unpack(f"<{3 * 64}f", ref[2]); b = struct.unpack(f"<{3 * 64}f", cpu[2])
+assert all(math.isfinite(v) for v in a + b)
+scale = max(abs(v) for v in a)
+assert scale > 0 and max(abs(x - y) for x, y in zip(a, b)) <= 2e-2 * scale, scale
+PY
+  done
+  out=$("$cli" moe --checkpoint "$work/ckpt" --layer model.layers.0.mlp --input "$work/x.safetensors" --output "$work/y.safetensors" --explain 2>&1) ||
+    fail "moe --explain failed: $out"
+  grep -q "cpu" <<< "$out" || fail "moe --explain does not explain: $out"
+  expect_error "'model.layers.7.mlp' has no experts" moe --checkpoint "$work/ckpt" --layer model.layers.7.mlp --input "$work/x.safetensors" --output "$work/z.safetensors"
+  expect_error "top-k 5 is above the layer's 4 experts" moe --checkpoint "$work/ckpt" --layer model.layers.0.mlp --topk 5 --input "$work/x.safetensors" --output "$work/z.safetensors"
+  [ ! -e "$work/z.safetensors" ] || fail "moe wrote an output for a bad request"
+fi
+
+[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "moe CLI: all checks passed (MoE layer $moe_layer)"

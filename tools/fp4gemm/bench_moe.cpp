@@ -1,0 +1,138 @@
+#include "bench_moe.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "fp4gemm/error.hpp"
+#include "fp4gemm/io/model_step.hpp"
+#include "moe_execution.hpp"
+#include "problem_options.hpp"
+
+namespace fp4gemm::cli {
+
+bench::MoeBenchShape moe_shape_from_config(const std::string& config, int tp, int ep) {
+  const io::ModelStep step = io::step_from_config(config, tp, ep);
+  if (!step.moe) throw_invalid(config + ": the model has no MoE layer (no num_experts); bench its GEMMs without --moe");
+  bench::MoeBenchShape shape{step.moe->experts, step.moe->hidden, step.moe->intermediate, 0, step.moe->top_k, step.moe->norm_topk_prob};
+  for (const io::StepGemm& gemm : step.gemms)
+    if (gemm.kind == "shared expert" && gemm.gemm.layer.find("gate_up") != std::string::npos) shape.shared_intermediate = gemm.gemm.n / 2;
+  return shape;
+}
+
+double moe_roofline_us(const bench::MoeBenchShape& shape, std::int64_t tokens, std::int64_t active_experts,
+                       const bench::Ceilings& ceilings) {
+  const MoeExecution* execution = moe_execution();
+  if (execution == nullptr) return 0;
+  const double memory_us = execution->minimal_bytes(shape, tokens, active_experts) / (ceilings.bandwidth_gbps * 1e9) * 1e6;
+  const double compute_us = execution->flops(shape, tokens) / (ceilings.compute_tflops * 1e12) * 1e6;
+  return std::max(memory_us, compute_us);
+}
+
+MoeTimings time_moe_layer(const bench::MoeBenchLayer& layer, const std::vector<std::int64_t>& tokens, const std::string& backend,
+                          bool include_peers) {
+  MoeTimings timings;
+  const bench::MoeBenchShape& shape = layer.shape();
+  const moe::MoeWeights weights = layer.weights();
+  const MoeExecution* execution = moe_execution();
+  PreparedMoeCall ours;
+  if (execution != nullptr) {
+    moe::MoeOptions options;
+    options.top_k = shape.top_k;
+    options.norm_topk_prob = shape.norm_topk_prob;
+    ours = execution->prepare(weights, backend == "auto" ? "" : backend, options);
+  } else {
+    timings.note = "this build has no MoE layer (src/moe/), so only the peers are timed";
+  }
+  std::optional<bench::OpenblasMoePeer> peer;
+  std::optional<std::string> peer_skipped = bench::OpenblasMoePeer::skip_reason(shape);
+  if (include_peers && !peer_skipped) peer.emplace(layer);
+  for (std::int64_t count : tokens) {
+    const std::vector<moe::TopK> routings = bench::routing_draws(count, shape.experts, shape.top_k, kMoeRoutingSeed);
+    if (ours.call) {
+      bench::MoeResult result = bench::time_moe_call("fp4gemm", false, shape, routings, ours.call, DType::bf16, DType::bf16);
+      result.name = ours.served();
+      timings.results.push_back(result);
+    }
+    if (peer) {
+      timings.results.push_back(bench::time_moe_call("openblas_sgemm", true, shape, routings, std::ref(*peer), DType::f32, DType::f32));
+    } else if (include_peers) {
+      bench::MoeResult skipped{"openblas_sgemm", true, count, bench::count_active_experts(routings.front(), shape.experts)};
+      skipped.ok = false;
+      skipped.note = "skipped: " + *peer_skipped;
+      timings.results.push_back(skipped);
+    }
+  }
+  return timings;
+}
+
+namespace {
+
+void print_moe_table(const MoeBenchRequest& request, const MoeTimings& timings, const bench::Ceilings& ceilings,
+                     const std::string& device) {
+  std::printf("device: %s\n", device.c_str());
+  std::printf("ceilings: %.1f GB/s (%s); %.3f TFLOP/s (%s)\n", ceilings.bandwidth_gbps, ceilings.bandwidth_method.c_str(),
+              ceilings.compute_tflops, ceilings.compute_method.c_str());
+  std::printf("MoE layer: %s, %d uniform random routings in turn (seeds from %llu); active = experts a call touches, mean\n",
+              request.shape.to_string().c_str(), bench::kRoutingDraws, (unsigned long long)kMoeRoutingSeed);
+  if (!timings.note.empty()) std::printf("note: %s\n", timings.note.c_str());
+  std::printf("%-22s %6s %7s %11s %9s %10s\n", "backend", "tokens", "active", "us", "roofline", "x peer");
+  for (const bench::MoeResult& result : timings.results) {
+    const std::string label = result.name + (result.peer ? " (peer)" : "");
+    if (!result.ok) {
+      std::printf("%-22s %6lld %7lld  %s\n", label.c_str(), (long long)result.tokens, (long long)result.active_experts, result.note.c_str());
+      continue;
+    }
+    const double roofline = moe_roofline_us(request.shape, result.tokens, result.active_experts, ceilings);
+    char fraction[32] = "-", speedup[32] = "-";
+    if (roofline > 0) std::snprintf(fraction, sizeof fraction, "%.3f", roofline / result.time_us);
+    for (const bench::MoeResult& other : timings.results)
+      if (!result.peer && other.peer && other.ok && other.tokens == result.tokens)
+        std::snprintf(speedup, sizeof speedup, "%.2fx", other.time_us / result.time_us);
+    std::printf("%-22s %6lld %7lld %11.1f %9s %10s\n", label.c_str(), (long long)result.tokens, (long long)result.active_experts,
+                result.time_us, fraction, speedup);
+  }
+  std::printf("roofline = max(bytes of the active experts, shared expert, x and y / bandwidth, FLOPs / compute rate) / measured time.\n");
+}
+
+void print_moe_json(const MoeBenchRequest& request, const MoeTimings& timings, const bench::Ceilings& ceilings, const std::string& device) {
+  for (const bench::MoeResult& result : timings.results) {
+    nlohmann::json line{{"device", device},     {"moe", true},          {"backend", result.name},
+                        {"peer", result.peer},  {"tokens", result.tokens}, {"experts", request.shape.experts},
+                        {"top_k", request.shape.top_k}, {"hidden", request.shape.hidden}, {"intermediate", request.shape.intermediate},
+                        {"shared_intermediate", request.shape.shared_intermediate}, {"active_experts", result.active_experts},
+                        {"ok", result.ok},      {"note", result.note}};
+    if (result.ok) {
+      line["time_us"] = result.time_us;
+      line["spread"] = result.spread;
+      line["repeats"] = result.repeats;
+      const double roofline = moe_roofline_us(request.shape, result.tokens, result.active_experts, ceilings);
+      if (roofline > 0) {
+        line["roofline_us"] = roofline;
+        line["roofline_fraction"] = roofline / result.time_us;
+      }
+    }
+    std::printf("%s\n", line.dump().c_str());
+  }
+}
+
+}  // namespace
+
+void run_moe_bench(const MoeBenchRequest& request) {
+  bench::check_moe_bench_shape(request.shape);
+  if (resolves_to_gpu(request.device) && request.device != "auto") {
+    throw_invalid("--moe runs on the CPU for now (the MoE layer's GPU backends and peers come with its Hopper kernels); use --device cpu");
+  }
+  const DeviceInfo cpu = probe_cpu();
+  const bench::Ceilings ceilings = bench::measure_cpu_ceilings();
+  const bench::MoeBenchLayer layer(request.shape);  // made once for every token count
+  const MoeTimings timings = time_moe_layer(layer, request.tokens, request.backend, !request.no_peers);
+  if (request.json) {
+    print_moe_json(request, timings, ceilings, cpu.to_string());
+  } else {
+    print_moe_table(request, timings, ceilings, cpu.to_string());
+  }
+}
+
+}  // namespace fp4gemm::cli

@@ -1,0 +1,46 @@
+#pragma once
+// `fp4gemm bench --moe` and the MoE part of `fp4gemm bench --config --tokens`: an MoE layer timed
+// at several token counts through the MoE runner (moe_execution.hpp) beside the OpenBLAS peer,
+// against the roofline of the experts the routing touches.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench/bench.hpp"
+#include "bench/moe_bench.hpp"
+
+namespace fp4gemm::cli {
+
+// The routing seed of every MoE bench: the same tokens go to the same experts in every run.
+inline constexpr std::uint64_t kMoeRoutingSeed = 2026;
+
+// The layer's shape from a model's config.json (or directory): its routed experts per GPU (--tp
+// splits their intermediate size, --ep their count) and its shared expert.
+bench::MoeBenchShape moe_shape_from_config(const std::string& config, int tp, int ep);
+
+struct MoeTimings {
+  std::vector<bench::MoeResult> results;  // per token count: ours (when the layer is built), then the peer
+  std::string note;                       // why a row is missing, or empty
+};
+
+// Times `layer` at each token count with uniform random routing. `backend`: an MoE backend or ""
+// (the runner's choice).
+MoeTimings time_moe_layer(const bench::MoeBenchLayer& layer, const std::vector<std::int64_t>& tokens, const std::string& backend,
+                          bool include_peers);
+
+// The roofline time of one call (minimal bytes for `active_experts` at the measured bandwidth, or
+// FLOPs at the compute rate, whichever is longer); 0 when the MoE layer is not in this build.
+double moe_roofline_us(const bench::MoeBenchShape& shape, std::int64_t tokens, std::int64_t active_experts,
+                       const bench::Ceilings& ceilings);
+
+struct MoeBenchRequest {
+  bench::MoeBenchShape shape;
+  std::vector<std::int64_t> tokens;
+  std::string backend;
+  std::string device;
+  bool json = false;
+  bool no_peers = false;
+};
+void run_moe_bench(const MoeBenchRequest& request);
+
+}  // namespace fp4gemm::cli
