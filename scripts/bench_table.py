@@ -7,7 +7,7 @@ chosen backend's speedup over the BF16 and FP8 peers.
 `--compare LABEL=FILE` adds a column with the chosen backend's time from another run (for example
 one made with FP4GEMM_PDL=0). Lines that are not JSON (warnings, build noise) are skipped.
 
-Usage: scripts/bench_table.py [--backend cuda_decode] [--compare 'PDL off=off.jsonl'] bench.jsonl...
+Usage: scripts/bench_table.py [--backend cuda_nvfp4] [--compare 'PDL off=off.jsonl'] bench.jsonl...
 """
 import argparse
 import json
@@ -81,7 +81,7 @@ def table(rows, backend, comparisons):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="+", help="fp4gemm bench --json output")
-    parser.add_argument("--backend", default="cuda_decode", help="the backend whose rows these are (default cuda_decode)")
+    parser.add_argument("--backend", default="cuda_nvfp4", help="the backend whose rows these are (default cuda_nvfp4)")
     parser.add_argument("--compare", action="append", default=[], metavar="LABEL=FILE",
                         help="a column with this backend's times from another run")
     options = parser.parse_args(argv)

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Times `cuda_decode` at every compiled CTA shape (FP4GEMM_DECODE_SHAPE=warps_n:warps_k[:tiles_per_warp[:bounded]]),
+# Times `cuda_nvfp4` at every compiled CTA shape (FP4GEMM_DECODE_SHAPE=warps_n:warps_k[:tiles_per_warp[:bounded]]),
 # and the launch rule's own choice (shape "rule"), on a GPU machine. Each JSON line gains a "shape"
 # field. Usage: scripts/decode_shape_sweep.sh path/to/fp4gemm > sweep.jsonl
 # (scripts/sweep_table.py sweep.jsonl then tabulates it: a column per shape, the best against the rule)
 #   SHAPES  CTA shapes to force (default: the compiled ones of one and two activation tiles, M <= 16;
 #           larger M only times those compiled for it)
 #   WEIGHTS "N K" pairs separated by commas (default: the four issue-3 shapes); e.g.
-#           WEIGHTS="8192 8192,14336 4096" for the off-grid sweep of bench/results/2026-12-01-h200-s11.md
+#           WEIGHTS="8192 8192,14336 4096" for the off-grid sweep of
 #   MS      activation rows (default 1,4,16,64)
 # A shape that is not compiled for some M gives no line for it. The "rule" lines run without the
 # caller's FP4GEMM_DECODE_SHAPE, so they are the rule's choice. Each shape is one bench process
@@ -28,7 +28,7 @@ done
 bench_lines() {
   local tag=$1
   shift
-  "$@" "$cli" bench --backend cuda_decode --no-peers -m "${MS:-1,4,16,64}" --shapes "$shapes_arg" --json 2>/dev/null |
+  "$@" "$cli" bench --backend cuda_nvfp4 --no-peers -m "${MS:-1,4,16,64}" --shapes "$shapes_arg" --json 2>/dev/null |
     sed "s/^{/{\"shape\":\"$tag\",/" || true
 }
 bench_lines rule env -u FP4GEMM_DECODE_SHAPE

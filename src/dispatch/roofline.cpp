@@ -22,8 +22,8 @@ DeviceCeilings nominal(const char* label, double bandwidth_tb_s, double bf16_tfl
 DeviceCeilings ceilings_for(const DeviceInfo& device) {
   if (!device.is_cuda()) return {"CPU (no ceiling table)", false, 0.0, 0.0, 0.0};
   if (device.name.find("H200") != std::string::npos) {
-    // docs GPU.md: device copy 4.28 TB/s, cuBLAS BF16 8192^3 796 TFLOP/s, one H200, 2026-11-30.
-    return {"H200 (measured 2026-11-30: copy 4.28 TB/s, cuBLAS BF16 796 TFLOP/s)", true, 4.28 * kTera,
+    // Measured on one H200: device copy 4.28 TB/s, cuBLAS BF16 8192^3 796 TFLOP/s.
+    return {"H200 (measured: copy 4.28 TB/s, cuBLAS BF16 796 TFLOP/s)", true, 4.28 * kTera,
             796.0 * kTera, 0.0};
   }
   switch (device.sm()) {

@@ -15,16 +15,16 @@ line() {  # backend m time_us [roofline_us]
 }
 {
   echo "warning: not JSON, skipped"
-  line cuda_decode 1 4.0
+  line cuda_nvfp4 1 4.0
   line cublas_bf16 1 12.0
   line cublaslt_fp8 1 6.0
-  line cuda_decode 16 5.0
+  line cuda_nvfp4 16 5.0
   line cublas_bf16 16 10.0
 } > "$work/bench.jsonl"
-line cuda_decode 1 5.0 > "$work/off.jsonl"
+line cuda_nvfp4 1 5.0 > "$work/off.jsonl"
 
 out=$(python3 "$script" "$work/bench.jsonl" --compare "PDL off=$work/off.jsonl") || fail "exit status $?"
-grep -qF '| N×K | M | cuda_decode µs | PDL off | roofline µs | fraction | cublas_bf16 µs | cublaslt_fp8 µs | vs BF16 | vs FP8 |' <<< "$out" ||
+grep -qF '| N×K | M | cuda_nvfp4 µs | PDL off | roofline µs | fraction | cublas_bf16 µs | cublaslt_fp8 µs | vs BF16 | vs FP8 |' <<< "$out" ||
   fail "header: $out"
 grep -qF '| 4096×4096 | 1 | 4.0 | 5.0 | 2.0 | 0.50 | 12.0 | 6.0 | 3.00× | 1.50× |' <<< "$out" || fail "M = 1 row: $out"
 grep -qF '| 4096×4096 | 16 | 5.0 | – | 2.0 | 0.40 | 10.0 | – | 2.00× | – |' <<< "$out" || fail "M = 16 row: $out"

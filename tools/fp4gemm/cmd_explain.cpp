@@ -9,7 +9,7 @@
 #include "command.hpp"
 #include "problem_options.hpp"
 #include "type_options.hpp"
-#include "fp4gemm/dispatch/device_arguments.hpp"
+#include "dispatch/device_arguments.hpp"
 #include "fp4gemm/error.hpp"
 #include "fp4gemm/io/model_config.hpp"
 #include "fp4gemm/runner.hpp"

@@ -10,7 +10,7 @@
 namespace fp4gemm::dispatch {
 
 struct DeviceCeilings {
-  std::string label;                   // "H200 (measured 2026-11-30)", "SM 10.x B200 (nominal)"
+  std::string label;                   // "H200 (measured: copy 4.28 TB/s, ...)", "SM 10.x B200 (nominal)"
   bool measured = false;               // false: datasheet numbers, not measured by this project
   double bandwidth_bytes_per_s = 0.0;  // 0 when unknown
   double bf16_flops_per_s = 0.0;       // dense BF16 tensor-core rate
@@ -22,7 +22,7 @@ DeviceCeilings ceilings_for(const DeviceInfo& device);
 struct RooflineEstimate {
   bool available = false;   // false when the device has no ceilings in the table
   DeviceCeilings ceilings;
-  double bytes = 0.0;       // GemmProblem::minimal_bytes(): N*K*0.5625 + activations + output
+  double bytes = 0.0;       // GemmProblem::minimal_bytes(): N*K*kNvfp4BytesPerElement + activations + output
   double flops = 0.0;
   double memory_seconds = 0.0;
   double compute_seconds = 0.0;

@@ -10,10 +10,9 @@ namespace fp4gemm::cpu_tuning {
 // weight tile, which stops fitting the caches as M grows; how soon depends on its tile, so there is
 // one crossover per tile width (kFusedWeightRowsPerTile* below), measured on 12288x4096:
 // - wide (AVX-512): fused beats OpenBLAS on the dequantized weight at every M up to 256 (1.22x at
-//   256; bench/results/2026-11-30-cpu.md);
+//   256);
 // - narrow (AVX2 and below): fused wins up to M = 31 and the panels from M = 32 (1.9x at 256),
-//   except at M = 33-47, where OpenBLAS's blocking of M makes them trade places
-//   (bench/results/2026-12-02-cpu-avx2.md).
+//   except at M = 33-47, where OpenBLAS's blocking of M makes them trade places.
 inline constexpr std::int64_t kFusedMaxMWide = 256;
 inline constexpr std::int64_t kFusedMaxMNarrow = 31;
 
@@ -29,7 +28,7 @@ inline constexpr std::int64_t kFusedTilesPerTask = 16;
 
 // Up to this M, BF16-exact activations (BF16, NVFP4) go to the AVX512-BF16 kernel
 // (cpu_bf16_kernels.hpp) when the CPU has it, instead of the two paths above. Measured on
-// 12288x4096 (bench/results/2026-11-30-cpu-bf16.md): faster than both at every M measured, from
+// 12288x4096: faster than both at every M measured, from
 // 0.6 ms at M = 1 to 1.37x OpenBLAS at M = 2048, where its activation re-reads start to tell.
 inline constexpr std::int64_t kBf16FusedMaxM = 2048;
 

@@ -1,9 +1,9 @@
 #pragma once
-// Programmatic dependent launch (PDL, SM 9.0 and newer) for the cuda_decode kernels and the bench's
+// Programmatic dependent launch (PDL, SM 9.0 and newer) for the cuda_nvfp4 kernels and the bench's
 // stream floor (bench/gpu_stream_floor.hpp).
 //
 // A kernel launched with cudaLaunchAttributeProgrammaticStreamSerialization may be scheduled while
-// the kernel before it on the stream is still finishing. cuda_decode's kernels use that window for
+// the kernel before it on the stream is still finishing. cuda_nvfp4's kernels use that window for
 // the one input nothing on the stream writes: the prepared weight (uploaded once by prepare()). Activations are
 // read, and outputs written, only after wait_for_prior_grids(), which returns once the kernels
 // before have completed and their writes are visible. When it is used (the policy and its H200

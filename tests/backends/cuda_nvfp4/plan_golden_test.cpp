@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda_decode/decode_layout.hpp"
-#include "backends/cuda_decode/decode_tuning.hpp"
+#include "backends/cuda_nvfp4/weight_layout.hpp"
+#include "backends/cuda_nvfp4/mma_small_m/sm80_nvfp4_mma_tuning.hpp"
 #include "fp4gemm/device.hpp"
 
-namespace fp4gemm::cuda_decode {
+namespace fp4gemm::cuda_nvfp4 {
 namespace {
 
 // NOTE: __FILE__ is absolute in CMake builds, so the table is found without configuration.
@@ -171,4 +171,4 @@ TEST(CudaNvfp4PlanGolden, EveryProblemGetsTheRecordedKernelAndLaunch) {
 }
 
 }  // namespace
-}  // namespace fp4gemm::cuda_decode
+}  // namespace fp4gemm::cuda_nvfp4
