@@ -27,7 +27,7 @@ bool within_cost_cap(const GemmProblem& problem) {
 }
 
 // The doctor's probes after kCanaryShapes: problems that take the kernels those do not reach,
-// cuda_nvfp4's wgmma (M >= 33 on N >= 8192, SM 9.0: decode_tuning.hpp's kWgmmaMinM, kWgmmaMinN)
+// cuda_nvfp4's wgmma (M >= 33 on N >= 8192, SM 9.0: sm80_nvfp4_mma_tuning.hpp's kWgmmaMinM, kWgmmaMinN)
 // and its prefill kernel (M > 64). CanaryProblems.CudaNvfp4NamesEachKernelAndTheCanaryReachesIt
 // fails when a change of those rules leaves a kernel unreached.
 constexpr std::int64_t kDoctorKernelShapes[][3] = {{48, 8192, 256}, {256, 64, 256}};

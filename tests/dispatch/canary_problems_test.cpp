@@ -10,6 +10,7 @@
 #include "dispatch/runner_state.hpp"
 #include "dispatch/device_arguments.hpp"
 #ifdef FP4GEMM_WITH_CUDA
+#include "backends/cuda_nvfp4/kernel_switch.hpp"
 #include "backends/cuda_nvfp4/cuda_nvfp4_backend.hpp"
 #endif
 

@@ -7,7 +7,7 @@
 // the one input nothing on the stream writes: the prepared weight (uploaded once by prepare()). Activations are
 // read, and outputs written, only after wait_for_prior_grids(), which returns once the kernels
 // before have completed and their writes are visible. When it is used (the policy and its H200
-// figures: programmatic_launch_policy in decode_tuning.hpp), a call's weight stream starts under
+// figures: programmatic_launch_policy in sm80_nvfp4_mma_tuning.hpp), a call's weight stream starts under
 // the previous call's tail and the launch gap: at M = 1 a call costs ~3 us more than its bytes.
 // Without the attribute, or before SM 9.0, both calls below are no-ops and the launch is ordinary.
 #include <cuda_runtime.h>

@@ -1,9 +1,9 @@
 #pragma once
-// Activations for the wgmma kernel (sm90_wgmma_gemm.cu), packed once per call into the image its
+// Activations for the wgmma kernel (sm90_nvfp4_wgmma_gemm.cu), packed once per call into the image its
 // shared-memory operand B reads, so that every pipeline stage is one contiguous bulk copy.
 //
 // The wgmma kernel computes out^T = W * A^T like the mma.sync one: weight rows are the MMA's M
-// dimension and take the same decode layout (decode_layout.hpp), activation rows ("tokens") are
+// dimension and take the same decode layout (weight_layout.hpp), activation rows ("tokens") are
 // its N dimension, padded with zero rows to `tokens` (16, 32 or 64). K carries the same
 // permutation inside each 64-wide chunk: k-slot s of MMA block b holds chunk column
 // 16 * (s % 8 / 2) + 4 * b + s % 2 + 2 * (s / 8).

@@ -1,11 +1,11 @@
 #pragma once
-// `cuda_nvfp4`: our small-M NVFP4 kernels (M <= 64; W4A16 with BF16 and W4A4 with NVFP4
-// activations) for CUDA GPUs of SM 8.0 and newer, built for sm_90a (and sm_80). Weights are
-// reordered once at prepare() into the MMA fragment layout (decode_layout.hpp) and streamed from
-// HBM once per call: by the mma.sync kernel (sm90_decode_gemm.cu), or on SM 9.0 from M = 17 (tall
-// weights), 25 (where its grid fills the SMs) or 33 (large weights) by the wgmma kernel
-// (sm90_wgmma_gemm.cu; the switch is choose_decode_kernel, decode_tuning.hpp).
-// kernel_plan() says which, in which shape and why (kernel_plan.hpp).
+// `cuda_nvfp4`: our CUDA kernels that read the NVFP4 weight directly (W4A16 with BF16 and W4A4
+// with NVFP4 activations), for GPUs of SM 8.0 and newer, built for sm_90a and sm_80. Weights are
+// reordered once at prepare() into the MMA fragment layout (weight_layout.hpp) and streamed from
+// HBM once per call by one of three kernels: mma.sync for small M (mma_small_m/, any SM 8.0+), and
+// on SM 9.0 wgmma for small M (wgmma_small_m/) and the prefill kernel above M = 64
+// (wgmma_prefill/). select_plan (plan.hpp) chooses the kernel and its launch once per call; run(),
+// kernel_name() and kernel_plan() all use that plan.
 #include "fp4gemm/backend.hpp"
 
 namespace fp4gemm {

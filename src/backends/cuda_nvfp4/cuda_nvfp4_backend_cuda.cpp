@@ -1,3 +1,4 @@
+#include "backends/cuda_nvfp4/kernel_switch.hpp"
 #include "backends/cuda_nvfp4/cuda_nvfp4_backend.hpp"
 
 #include <cuda_runtime_api.h>
@@ -12,7 +13,7 @@
 #include "backends/cuda_nvfp4/wgmma_small_m/sm90_nvfp4_wgmma_pack.hpp"
 #include "backends/cuda_nvfp4/weight_layout.hpp"
 #include "backends/cuda_nvfp4/mma_small_m/sm80_nvfp4_mma_tuning.hpp"
-#include "backends/cuda_nvfp4/kernel_plan.hpp"
+#include "backends/cuda_nvfp4/plan.hpp"
 #include "backends/cuda_nvfp4/wgmma_prefill/sm90_nvfp4_prefill_pack.hpp"
 #include "backends/cuda_nvfp4/mma_small_m/sm80_nvfp4_mma_gemm.cuh"
 #include "backends/cuda_nvfp4/wgmma_prefill/sm90_nvfp4_prefill_gemm.cuh"
@@ -66,25 +67,36 @@ cuda_nvfp4::KernelProblem kernel_problem(const GemmProblem& problem, const Decod
   return kernel;
 }
 
-// The mma.sync kernel's CTA shape: the rule's, or FP4GEMM_DECODE_SHAPE's when it names a compiled one.
-cuda_nvfp4::LaunchShape mma_launch_shape(const GemmProblem& problem, int multiprocessors, bool programmatic) {
-  cuda_nvfp4::LaunchShape shape = cuda_nvfp4::choose_launch_shape(problem.m, problem.n, problem.k, multiprocessors, programmatic,
-                                                                    cuda_nvfp4::decode_gemm_resident_ctas_per_sm);
-  if (cuda_nvfp4::shape_override(shape) && !cuda_nvfp4::is_compiled_shape(shape)) {
+// A shape a knob asked for must be one this build compiles.
+void check_compiled(const cuda_nvfp4::Plan& plan) {
+  if (plan.kernel == cuda_nvfp4::DecodeKernel::mma && plan.mma_overridden && !cuda_nvfp4::is_compiled_shape(plan.mma)) {
     throw_invalid("FP4GEMM_DECODE_SHAPE names a CTA shape this build does not compile");
   }
-  return shape;
+  if (plan.kernel == cuda_nvfp4::DecodeKernel::wgmma && plan.wgmma_overridden && !cuda_nvfp4::is_compiled_wgmma_shape(plan.wgmma)) {
+    throw_invalid("FP4GEMM_WGMMA_SHAPE / FP4GEMM_WGMMA_STREAM name a CTA shape this build does not compile (a stream-K grid has " +
+                  std::to_string(cuda_nvfp4::kStreamKWarpgroups) + " warpgroups per CTA, K not split and no multicast)");
+  }
 }
 
-void run_mma(const GemmProblem& problem, const DecodeWeight& prepared, const void* activations, std::int64_t activation_stride,
-             float alpha, const MutableDenseView& out, cuda_nvfp4::ProgrammaticLaunch policy, cudaStream_t stream) {
+// The device a prepared weight runs on, as the selector needs it.
+DeviceInfo device_of(const DecodeWeight& prepared) {
+  DeviceInfo device;
+  device.kind = DeviceInfo::Kind::cuda;
+  device.index = prepared.device;
+  device.sm_major = prepared.sm / 10;
+  device.sm_minor = prepared.sm % 10;
+  device.multiprocessors = prepared.multiprocessors;
+  return device;
+}
+
+void run_mma(const cuda_nvfp4::Plan& plan, const DecodeWeight& prepared, const void* activations, std::int64_t activation_stride,
+             float alpha, const MutableDenseView& out, cudaStream_t stream) {
+  const GemmProblem& problem = plan.problem;
   cuda_nvfp4::DecodeGemmArgs args;
   static_cast<cuda_nvfp4::KernelProblem&>(args) = kernel_problem(problem, prepared, alpha, out);
   args.activations = activations;
   args.activation_stride = activation_stride;
-  const cuda_nvfp4::LaunchShape shape =
-      mma_launch_shape(problem, prepared.multiprocessors, policy != cuda_nvfp4::ProgrammaticLaunch::off);
-  cuda::check_cuda(cuda_nvfp4::launch_decode_gemm(args, shape, policy, prepared.multiprocessors, stream),
+  cuda::check_cuda(cuda_nvfp4::launch_decode_gemm(args, plan.mma, plan.pdl, prepared.multiprocessors, stream),
                    "cuda_nvfp4: launching the kernel");
 }
 
@@ -94,10 +106,11 @@ constexpr Bytes round_up_256(Bytes bytes) {
   return (bytes + 255) / 256 * 256;
 }
 
-void run_prefill(const GemmProblem& problem, const DecodeWeight& prepared, const void* activations, std::int64_t activation_stride,
-                 float alpha, const MutableDenseView& out, cuda_nvfp4::ProgrammaticLaunch policy, cudaStream_t stream) {
-  const bool programmatic = policy != cuda_nvfp4::ProgrammaticLaunch::off;
-  const int splits = cuda_nvfp4::prefill_k_splits(problem.m, problem.n, prepared.chunks, prepared.multiprocessors);
+void run_prefill(const cuda_nvfp4::Plan& plan, const DecodeWeight& prepared, const void* activations, std::int64_t activation_stride,
+                 float alpha, const MutableDenseView& out, cudaStream_t stream) {
+  const GemmProblem& problem = plan.problem;
+  const bool programmatic = plan.pdl != cuda_nvfp4::ProgrammaticLaunch::off;
+  const int splits = plan.prefill_splits;
   // One allocation: the packed activations, then (split only) a counter per tile and the partial
   // tiles, each part 256-byte aligned.
   const std::int64_t packed_bytes = round_up_256(cuda_nvfp4::prefill_packed_bytes(problem.m, prepared.chunks));
@@ -121,7 +134,7 @@ void run_prefill(const GemmProblem& problem, const DecodeWeight& prepared, const
 }
 
 // The activations packed into the image the two wgmma kernels' shared-memory operand B reads
-// (activation_pack.hpp), `tokens` rows wide: allocated and packed on `stream`. With
+// (sm90_nvfp4_wgmma_pack.hpp), `tokens` rows wide: allocated and packed on `stream`. With
 // `stream_ctas` > 0 the same allocation also holds the stream-K grid's workspace: a flag per CTA,
 // zeroed by the pack kernel, and a slot of `slot_bytes` partial sums per CTA.
 class PackedActivations {
@@ -155,21 +168,14 @@ cuda_nvfp4::WgmmaGemmArgs wgmma_args(const GemmProblem& problem, const DecodeWei
   return args;
 }
 
-void run_wgmma(const GemmProblem& problem, const DecodeWeight& prepared, const std::uint16_t* activations,
-               std::int64_t activation_stride, float alpha, const MutableDenseView& out, cuda_nvfp4::ProgrammaticLaunch policy,
-               cudaStream_t stream) {
-  bool overridden = false;
-  const cuda_nvfp4::WgmmaShape shape =
-      cuda_nvfp4::wgmma_shape_to_run(problem.m, problem.n, problem.k, prepared.multiprocessors, overridden);
-  if (overridden && !cuda_nvfp4::is_compiled_wgmma_shape(shape)) {
-    throw_invalid("FP4GEMM_WGMMA_SHAPE / FP4GEMM_WGMMA_STREAM name a CTA shape this build does not compile (a stream-K grid has " +
-                  std::to_string(cuda_nvfp4::kStreamKWarpgroups) + " warpgroups per CTA, K not split and no multicast)");
-  }
+void run_wgmma(const cuda_nvfp4::Plan& plan, const DecodeWeight& prepared, const std::uint16_t* activations,
+               std::int64_t activation_stride, float alpha, const MutableDenseView& out, cudaStream_t stream) {
+  const GemmProblem& problem = plan.problem;
+  const cuda_nvfp4::WgmmaShape& shape = plan.wgmma;
   // The wgmma kernels let the next kernel in only after their main loop, which measured faster
-  // with PDL on every shape (decode_tuning.hpp).
-  const bool programmatic = policy != cuda_nvfp4::ProgrammaticLaunch::off;
-  const cuda_nvfp4::StreamKPartition partition =
-      shape.stream_ctas > 0 ? cuda_nvfp4::wgmma_stream_partition(shape, problem.n, problem.k) : cuda_nvfp4::StreamKPartition{};
+  // with PDL on every shape (sm80_nvfp4_mma_tuning.hpp).
+  const bool programmatic = plan.pdl != cuda_nvfp4::ProgrammaticLaunch::off;
+  const cuda_nvfp4::StreamKPartition& partition = plan.stream;
   const PackedActivations packed(problem, prepared, activations, activation_stride, shape.tokens, programmatic, stream, partition.ctas,
                                  cuda_nvfp4::stream_k_slot_bytes(shape));
   cuda_nvfp4::WgmmaGemmArgs args = wgmma_args(problem, prepared, alpha, out, packed);
@@ -205,33 +211,24 @@ std::string CudaNvfp4Backend::summary() const {
 }
 
 std::string CudaNvfp4Backend::kernel_plan(const GemmProblem& problem, const DeviceInfo& device) const {
+  const cuda_nvfp4::Overrides overrides = cuda_nvfp4::Overrides::from_environment();
   // On a probed GPU, the plan weighs the kernels' occupancy and says what the PDL rule decides.
-  if (!device.probed || !device.is_cuda()) return cuda_nvfp4::describe_kernel_plan(problem, device);
-  std::string plan;
+  if (!device.probed || !device.is_cuda()) return cuda_nvfp4::describe_plan(problem, device, overrides);
   try {
     cuda::DeviceGuard guard(device.index);
-    plan = cuda_nvfp4::describe_kernel_plan(problem, device, cuda_nvfp4::decode_gemm_resident_ctas_per_sm);
+    const cuda_nvfp4::Plan plan = cuda_nvfp4::select_plan(problem, device, overrides, cuda_nvfp4::decode_gemm_resident_ctas_per_sm);
+    std::string note;
+    if (plan.kernel == cuda_nvfp4::DecodeKernel::mma && cuda_nvfp4::is_compiled_shape(plan.mma)) {
+      if (plan.pdl == cuda_nvfp4::ProgrammaticLaunch::when_grid_fills) {
+        const bool fills = cuda_nvfp4::decode_gemm_uses_programmatic_launch(plan.mma, problem.n, plan.pdl, device.multiprocessors);
+        note += fills ? ": it does here" : ": it does not here, so no PDL";
+      }
+      note += grid_waves_text(plan.mma, problem.n, device.multiprocessors);
+    }
+    return plan.to_string(note);
   } catch (const Error& error) {
     return std::string("cannot plan: ") + error.what();
   }
-  if (plan.rfind("cannot plan", 0) == 0) return plan;
-  try {
-    cuda::DeviceGuard guard(device.index);
-    const cuda_nvfp4::DecodeKernel kernel = cuda_nvfp4::choose_decode_kernel(
-        problem.m, problem.n, problem.k, device.sm(), device.multiprocessors, cuda_nvfp4::decode_gemm_resident_ctas_per_sm);
-    if (kernel != cuda_nvfp4::DecodeKernel::mma) return plan;
-    const cuda_nvfp4::ProgrammaticLaunch policy = cuda_nvfp4::programmatic_launch_policy(device.sm());
-    const bool programmatic = policy != cuda_nvfp4::ProgrammaticLaunch::off;
-    const cuda_nvfp4::LaunchShape shape = mma_launch_shape(problem, device.multiprocessors, programmatic);
-    if (policy == cuda_nvfp4::ProgrammaticLaunch::when_grid_fills) {
-      const bool fills = cuda_nvfp4::decode_gemm_uses_programmatic_launch(shape, problem.n, policy, device.multiprocessors);
-      plan += fills ? ": it does here" : ": it does not here, so no PDL";
-    }
-    plan += grid_waves_text(shape, problem.n, device.multiprocessors);
-  } catch (const Error&) {
-    // The plan above stands; run() reports a shape it cannot launch.
-  }
-  return plan;
 }
 
 std::string CudaNvfp4Backend::kernel_name(const GemmProblem& problem, const DeviceInfo& device) const {
@@ -240,11 +237,11 @@ std::string CudaNvfp4Backend::kernel_name(const GemmProblem& problem, const Devi
     const bool probed = device.probed && device.is_cuda();
     std::optional<cuda::DeviceGuard> guard;
     if (probed) guard.emplace(device.index);
-    return cuda_nvfp4::decode_kernel_name(
-        cuda_nvfp4::choose_decode_kernel(problem.m, problem.n, problem.k, device.sm(), device.multiprocessors,
-                                          probed ? cuda_nvfp4::decode_gemm_resident_ctas_per_sm : nullptr));
+    const cuda_nvfp4::Plan plan = cuda_nvfp4::select_plan(problem, device, cuda_nvfp4::Overrides::from_environment(),
+                                                          probed ? cuda_nvfp4::decode_gemm_resident_ctas_per_sm : nullptr);
+    return cuda_nvfp4::decode_kernel_name(plan.kernel);
   } catch (const Error&) {
-    return "";  // a malformed FP4GEMM_DECODE_KERNEL: kernel_plan() says so, run() throws it
+    return "";  // a malformed knob: kernel_plan() says so, run() throws it
   }
 }
 
@@ -320,9 +317,16 @@ void CudaNvfp4Backend::run(const ActivationView& a, const PreparedWeight& weight
   if (problem.m == 0 || problem.n == 0) return;
   cuda::DeviceGuard guard(prepared.device);
   const auto stream = static_cast<cudaStream_t>(context.cuda_stream);
-  const cuda_nvfp4::DecodeKernel kernel = cuda_nvfp4::choose_decode_kernel(
-      problem.m, problem.n, problem.k, prepared.sm, prepared.multiprocessors, cuda_nvfp4::decode_gemm_resident_ctas_per_sm);
-  cuda_nvfp4::ProgrammaticLaunch policy = cuda_nvfp4::programmatic_launch_policy(prepared.sm);
+  // NOTE: the mma.sync kernel reads each lane's 16 activations as two 16-byte loads, so base and
+  // row stride must keep 16-byte alignment; other BF16 views are copied into a packed buffer first
+  // (for the wgmma kernel's pack too: the copy also covers bases that are not 2-byte aligned). PDL
+  // relaxes the wait on a previous kernel only; that copy is not one, so the kernel after it
+  // launches plainly, and the plan is made for that.
+  const bool copy_first = problem.activation == ActivationType::bf16 &&
+                          (reinterpret_cast<std::uintptr_t>(a.dense.data) % 16 != 0 || a.dense.stride() % 8 != 0);
+  const cuda_nvfp4::Plan plan = cuda_nvfp4::select_plan(problem, device_of(prepared), cuda_nvfp4::Overrides::from_environment(),
+                                                        cuda_nvfp4::decode_gemm_resident_ctas_per_sm, copy_first);
+  check_compiled(plan);
   const void* activations = a.dense.data;
   std::int64_t activation_stride = a.dense.stride();
   std::unique_ptr<cuda::StreamBuffer> staged;  // a staged copy of the activations, when one is needed
@@ -344,10 +348,7 @@ void CudaNvfp4Backend::run(const ActivationView& a, const PreparedWeight& weight
     activation_stride = problem.k;
   } else {
     cuda::check_device_pointer(a.dense.data, prepared.device, "cuda_nvfp4: activation");
-    // NOTE: the mma.sync kernel reads each lane's 16 activations as two 16-byte loads, so base and
-    // row stride must keep 16-byte alignment; other views are copied into a packed buffer first
-    // (for the wgmma kernel's pack too: the copy also covers bases that are not 2-byte aligned).
-    if (reinterpret_cast<std::uintptr_t>(activations) % 16 != 0 || activation_stride % 8 != 0) {
+    if (copy_first) {
       staged = std::make_unique<cuda::StreamBuffer>(static_cast<std::size_t>(problem.m * problem.k) * 2, stream,
                                                     "cuda_nvfp4: aligned copy of the BF16 activations");
       cuda::check_cuda(cudaMemcpy2DAsync(staged->data(), std::size_t(problem.k) * 2, activations,
@@ -356,21 +357,14 @@ void CudaNvfp4Backend::run(const ActivationView& a, const PreparedWeight& weight
                        "cuda_nvfp4: copying the activations to an aligned buffer");
       activations = staged->data();
       activation_stride = problem.k;
-      // PDL relaxes the wait on a previous kernel only; the copy just queued is not one, so the
-      // kernel after it launches plainly.
-      policy = cuda_nvfp4::ProgrammaticLaunch::off;
     }
   }
   cuda::check_device_pointer(out.data, prepared.device, "cuda_nvfp4: output");
   const auto* bf16_activations = static_cast<const std::uint16_t*>(activations);
-  switch (kernel) {
-    case cuda_nvfp4::DecodeKernel::mma: run_mma(problem, prepared, activations, activation_stride, alpha, out, policy, stream); break;
-    case cuda_nvfp4::DecodeKernel::wgmma:
-      run_wgmma(problem, prepared, bf16_activations, activation_stride, alpha, out, policy, stream);
-      break;
-    case cuda_nvfp4::DecodeKernel::prefill:
-      run_prefill(problem, prepared, activations, activation_stride, alpha, out, policy, stream);
-      break;
+  switch (plan.kernel) {
+    case cuda_nvfp4::DecodeKernel::mma: run_mma(plan, prepared, activations, activation_stride, alpha, out, stream); break;
+    case cuda_nvfp4::DecodeKernel::wgmma: run_wgmma(plan, prepared, bf16_activations, activation_stride, alpha, out, stream); break;
+    case cuda_nvfp4::DecodeKernel::prefill: run_prefill(plan, prepared, activations, activation_stride, alpha, out, stream); break;
   }
 }
 

@@ -7,7 +7,7 @@
 namespace fp4gemm::cuda_nvfp4 {
 
 struct KernelProblem {
-  const void* records = nullptr;  // decode layout (decode_layout.hpp), device memory
+  const void* records = nullptr;  // decode layout (weight_layout.hpp), device memory
   void* out = nullptr;            // [m, out_stride]
   std::int64_t out_stride = 0;
   DType out_dtype = DType::bf16;

@@ -206,7 +206,7 @@ __device__ __forceinline__ void wgmma_k16(float (&d)[kTokens / 2], const std::ui
 }
 
 // D(64 x 128) += A(64 x 16, registers) * B(16 x 128, shared memory, K-major): the prefill kernel's
-// wgmma (sm90_prefill_gemm.cu), whose A is 64 activation rows and B 128 decoded weight rows.
+// wgmma (sm90_nvfp4_prefill_gemm.cu), whose A is 64 activation rows and B 128 decoded weight rows.
 template <std::uint64_t kHigh>
 __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], const std::uint32_t (&a)[4], std::uint32_t b_descriptor_low) {
   asm volatile(

@@ -1,9 +1,9 @@
 #pragma once
-// Device helpers shared by the two `cuda_nvfp4` kernels (sm90_decode_gemm.cu, mma.sync; and
-// sm90_wgmma_gemm.cu, wgmma): the scale table and the fragment decode (the streaming loads are
+// Device helpers shared by the two `cuda_nvfp4` kernels (sm80_nvfp4_mma_gemm.cu, mma.sync; and
+// sm90_nvfp4_wgmma_gemm.cu, wgmma): the scale table and the fragment decode (the streaming loads are
 // cuda_common/streaming_loads.cuh).
 //
-// Decode trick (see decode_layout.hpp for the nibble order): a nibble s|e1 e0 m placed at BF16
+// Decode trick (see weight_layout.hpp for the nibble order): a nibble s|e1 e0 m placed at BF16
 // bits 15 | 8..6 is the BF16 number value * 2^-126 (exponent field e, mantissa bit m; e = 0 gives
 // the subnormal m * 2^-127). Multiplying by scale * 2^118 (exact, normal) yields value * scale * 2^-8;
 // the epilogue multiplies by alpha * 2^8. Products of powers of two are exact, so results equal

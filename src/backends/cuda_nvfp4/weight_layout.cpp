@@ -15,7 +15,7 @@ constexpr std::int64_t kParallelMinElements = 1 << 20;
 
 // A lane's word for one MMA block holds 8 codes: 4 consecutive columns (16t + 4b + {0..3}) of
 // row g and the same 4 of row g+8. Those 4 columns are 2 whole bytes of each row, so the word is
-// table[row g's 2 bytes] | table[row g+8's 2 bytes] (see decode_layout.hpp for the positions):
+// table[row g's 2 bytes] | table[row g+8's 2 bytes] (see weight_layout.hpp for the positions):
 // two lookups instead of 32 bit moves per word.
 struct WordTables {
   std::array<std::uint32_t, 1 << 16> row_g{}, row_g8{};

@@ -3,7 +3,7 @@
 //
 // The kernel computes out^T = W * A^T with mma.sync.m16n8k16 (BF16 in, FP32 accumulate): weight
 // rows are the MMA's M dimension, activation rows its N dimension. A warp owns one tile of 16 weight
-// rows (or two neighbouring ones, decode_tuning.hpp) and walks K in chunks of 64 (four 16-element
+// rows (or two neighbouring ones, sm80_nvfp4_mma_tuning.hpp) and walks K in chunks of 64 (four 16-element
 // NVFP4 blocks).
 //
 // K is permuted inside each 64-wide chunk, identically for weights and activations (a sum over K
@@ -17,7 +17,7 @@
 // codes:  [8 tiles][32 lanes] x 16 bytes. Lane L (group g = L/4, t = L%4) holds, for each of the
 //         4 MMA blocks, one 32-bit word with exactly the 8 elements of its A fragment: rows g and
 //         g+8, chunk columns 16t + 4b + {0, 1, 2, 3}. The bits of those 8 codes are spread over
-//         the word (decode_bits.hpp) so that each fragment register is cut out with one or two
+//         the word (weight_bits.hpp) so that each fragment register is cut out with one or two
 //         integer instructions. One 16-byte load per lane per chunk; a warp reads 512 contiguous bytes.
 // scales: [8 tiles][32 lanes] x 2 bytes: the E4M3 scales of the lane's own NVFP4 block (chunk
 //         block t) in rows g (byte 0) and g+8 (byte 1). One 2-byte load per lane per chunk, no

@@ -1,4 +1,4 @@
-// `cuda_nvfp4`'s kernel plan (kernel_plan.hpp), the line `fp4gemm explain` prints for it: it names
+// `cuda_nvfp4`'s kernel plan (plan.hpp), the line `fp4gemm explain` prints for it: it names
 // the kernel and launch shape the tuning rules pick, says why, and reports a malformed knob
 // instead of throwing. Host code: runs without a GPU on simulated devices.
 #include <gtest/gtest.h>
@@ -6,8 +6,9 @@
 #include <cstdlib>
 #include <string>
 
+#include "backends/cuda_nvfp4/kernel_switch.hpp"
 #include "backends/cuda_nvfp4/mma_small_m/sm80_nvfp4_mma_tuning.hpp"
-#include "backends/cuda_nvfp4/kernel_plan.hpp"
+#include "backends/cuda_nvfp4/plan.hpp"
 #include "dispatch/device_arguments.hpp"
 
 namespace fp4gemm::cuda_nvfp4 {
@@ -59,7 +60,7 @@ TEST(CudaNvfp4KernelPlan, NamesTheKernelAndShapeTheRulesPickOnAnH200) {
   EXPECT_EQ(w4a4.rfind("NVFP4 activations dequantized to BF16 first", 0), 0u) << w4a4;
 }
 
-// A wgmma grid that fits the SMs runs one CTA per SM (wgmma_tuning.hpp, wgmma_one_cta_per_sm);
+// A wgmma grid that fits the SMs runs one CTA per SM (sm90_nvfp4_wgmma_tuning.hpp, wgmma_one_cta_per_sm);
 // the plan says so, and only then.
 TEST(CudaNvfp4KernelPlan, AWgmmaGridThatFitsTheSmsRunsOneCtaPerSm) {
   unsetenv("FP4GEMM_DECODE_KERNEL");

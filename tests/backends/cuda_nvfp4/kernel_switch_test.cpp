@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdlib>
 
+#include "backends/cuda_nvfp4/kernel_switch.hpp"
 #include "backends/cuda_nvfp4/mma_small_m/sm80_nvfp4_mma_tuning.hpp"
 #include "backends/cuda_nvfp4/weight_layout.hpp"
 #include "backends/cuda_nvfp4/wgmma_small_m/sm90_nvfp4_wgmma_tuning.hpp"

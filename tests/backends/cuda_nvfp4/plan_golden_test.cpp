@@ -15,8 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda_nvfp4/kernel_switch.hpp"
 #include "backends/cuda_nvfp4/weight_layout.hpp"
-#include "backends/cuda_nvfp4/mma_small_m/sm80_nvfp4_mma_tuning.hpp"
+#include "backends/cuda_nvfp4/plan.hpp"
 #include "fp4gemm/device.hpp"
 
 namespace fp4gemm::cuda_nvfp4 {
@@ -51,41 +52,40 @@ struct GoldenDevice {
 };
 
 // The plan of one problem as one short token: kernel, launch shape, PDL.
-std::string plan_token(std::int64_t m, std::int64_t n, std::int64_t k, const GoldenDevice& device, bool occupancy) {
+std::string plan_token(std::int64_t m, std::int64_t n, std::int64_t k, const GoldenDevice& golden, bool occupancy) {
+  DeviceInfo device;
+  device.kind = DeviceInfo::Kind::cuda;
+  device.sm_major = golden.sm / 10;
+  device.sm_minor = golden.sm % 10;
+  device.multiprocessors = golden.multiprocessors;
   const ResidentCtasPerSm resident = occupancy ? ResidentCtasPerSm(modelled_ctas_per_sm) : ResidentCtasPerSm();
   std::ostringstream token;
   try {
-    const DecodeKernel kernel = choose_decode_kernel(m, n, k, device.sm, device.multiprocessors, resident);
-    const ProgrammaticLaunch policy = programmatic_launch_policy(device.sm);
-    const bool programmatic = policy != ProgrammaticLaunch::off;
-    token << decode_kernel_name(kernel);
-    if (kernel == DecodeKernel::mma) {
-      LaunchShape shape = choose_launch_shape(m, n, k, device.multiprocessors, programmatic, resident);
-      shape_override(shape);
+    const Plan plan = select_plan({m, n, k, ActivationType::bf16, DType::bf16}, device, Overrides::from_environment(), resident);
+    const bool programmatic = plan.pdl != ProgrammaticLaunch::off;
+    token << decode_kernel_name(plan.kernel);
+    if (plan.kernel == DecodeKernel::mma) {
+      const LaunchShape& shape = plan.mma;
       token << ":" << shape.m_tiles << "t" << shape.warps_n << "x" << shape.warps_k << "x" << shape.tiles_per_warp
             << (shape.register_bounded ? "b" : "") << "c" << shape.cluster_k << " ctas=" << grid_ctas(shape, n);
-      std::string pdl = policy == ProgrammaticLaunch::on ? "on" : "off";
-      if (policy == ProgrammaticLaunch::when_grid_fills) {
-        if (programmatic_at_any_fill(shape)) {
-          pdl = "on";
-        } else if (occupancy) {
-          pdl = grid_fills_gpu(grid_ctas(shape, n), modelled_ctas_per_sm(shape), device.multiprocessors) ? "on" : "off";
+      std::string pdl = plan.pdl == ProgrammaticLaunch::on ? "on" : "off";
+      if (plan.pdl == ProgrammaticLaunch::when_grid_fills) {
+        if (occupancy || programmatic_at_any_fill(shape)) {
+          pdl = plan.mma_programmatic(occupancy ? modelled_ctas_per_sm(shape) : 0) ? "on" : "off";
         } else {
           pdl = "if-fills";
         }
       }
       token << " pdl=" << pdl;
-    } else if (kernel == DecodeKernel::wgmma) {
-      bool overridden = false;
-      const WgmmaShape shape = wgmma_shape_to_run(m, n, k, device.multiprocessors, overridden);
-      const std::int64_t ctas =
-          shape.stream_ctas > 0 ? wgmma_stream_partition(shape, n, k).ctas : wgmma_grid_ctas(shape, n);
+    } else if (plan.kernel == DecodeKernel::wgmma) {
+      const WgmmaShape& shape = plan.wgmma;
+      const std::int64_t ctas = shape.stream_ctas > 0 ? plan.stream.ctas : wgmma_grid_ctas(shape, n);
       token << ":" << shape.tokens << "tok" << shape.warpgroups << "wg s" << shape.splits << "m" << shape.multicast << " stream="
-            << shape.stream_ctas << " ctas=" << ctas << " one_per_sm=" << wgmma_one_cta_per_sm(ctas, device.multiprocessors)
+            << shape.stream_ctas << " ctas=" << ctas << " one_per_sm=" << wgmma_one_cta_per_sm(ctas, golden.multiprocessors)
             << " pdl=" << (programmatic ? "on" : "off");
     } else {
-      const int splits = prefill_k_splits(m, n, chunks_covering(k), device.multiprocessors);
-      token << ": splits=" << splits << " ctas=" << prefill_tiles(m, n) * splits << " pdl=" << (programmatic ? "on" : "off");
+      token << ": splits=" << plan.prefill_splits << " ctas=" << prefill_tiles(m, n) * plan.prefill_splits
+            << " pdl=" << (programmatic ? "on" : "off");
     }
   } catch (const std::exception& error) {
     token << "error: " << error.what();

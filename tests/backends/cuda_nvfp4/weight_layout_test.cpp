@@ -165,7 +165,7 @@ TEST(CudaNvfp4Layout, EveryCodeAndScaleSurvivesTheDecodeTrickExactly) {
 }
 
 // The packed activations (activation_pack_layout.hpp) fill each chunk exactly once, and k-slot s of
-// MMA block b holds the chunk column the weight layout puts in that slot (decode_layout.hpp:
+// MMA block b holds the chunk column the weight layout puts in that slot (weight_layout.hpp:
 // slots 2t, 2t+1, 2t+8, 2t+9 of block b are columns 16t + 4b + {0, 1, 2, 3}).
 TEST(CudaNvfp4ActivationPack, EveryTokenAndColumnHasItsOwnSlotInTheWeightsKOrder) {
   for (int tokens : {16, 32, 64}) {

@@ -67,7 +67,7 @@ TEST(CudaNvfp4LaunchShapes, EveryCompiledShapeMatchesTheReference) {
       }
     }
   }
-  // Every entry of FP4GEMM_DECODE_SHAPES (sm90_decode_gemm.cu) at each M of its activation tiles:
+  // Every entry of FP4GEMM_DECODE_SHAPES (sm80_nvfp4_mma_gemm.cu) at each M of its activation tiles:
   // 45 shapes, 43 at two values of M and the two 8-tile ones at one.
   EXPECT_EQ(shapes_run, 88) << "a compiled shape the loops above do not reach, or one fewer";
   EXPECT_EQ(bounded_shapes_run, 8) << "the four register-bounded shapes at M = 25 and 32";
@@ -76,7 +76,7 @@ TEST(CudaNvfp4LaunchShapes, EveryCompiledShapeMatchesTheReference) {
 
 // M = 1 on 28672x8192 runs 896 CTAs of 1x4 warps with two weight tiles each; on the H200's 132 SMs
 // they fit one wave only at 7 CTAs per SM, i.e. at most 72 registers. A change that took the kernel
-// to 80 registers ran that problem 43 us instead of 33 (decode_tuning.hpp, min_resident_warps), so
+// to 80 registers ran that problem 43 us instead of 33 (sm80_nvfp4_mma_tuning.hpp, min_resident_warps), so
 // this guards the register count of the build.
 TEST(CudaNvfp4LaunchShapes, OneTokenShapeOfTheLargestIssueWeightKeepsSevenCtasPerSm) {
   const auto gpu = first_gpu();
@@ -90,7 +90,7 @@ TEST(CudaNvfp4LaunchShapes, OneTokenShapeOfTheLargestIssueWeightKeepsSevenCtasPe
 
 // The three-tile kernel (M = 17-24) exists for its occupancy: 126-127 registers, so two 8-warp CTAs
 // per SM where the unbounded four-tile kernel (138) holds one, and 4096-row weights keep their 1x8 grid in one
-// wave (decode_tuning.hpp, activation_tiles). This guards the register count of the build.
+// wave (sm80_nvfp4_mma_tuning.hpp, activation_tiles). This guards the register count of the build.
 TEST(CudaNvfp4LaunchShapes, ThreeActivationTilesKeepTwoEightWarpCtasPerSm) {
   const auto gpu = first_gpu();
   if (!gpu) GTEST_SKIP() << "no GPU: " << cuda_unavailable_reason();
@@ -103,7 +103,7 @@ TEST(CudaNvfp4LaunchShapes, ThreeActivationTilesKeepTwoEightWarpCtasPerSm) {
 }
 
 // The register-bounded four-tile kernel (M = 25-32) exists for its occupancy: two 8-warp or four
-// 4-warp CTAs per SM where the unbounded one holds one or three (decode_tuning.hpp,
+// 4-warp CTAs per SM where the unbounded one holds one or three (sm80_nvfp4_mma_tuning.hpp,
 // kRegisterBoundedWarpsPerSm), and the launcher takes it for 4096x12288 at M = 32 (measured 20.7 ->
 // 18.2 us). This guards the register counts of the build and that choice.
 TEST(CudaNvfp4LaunchShapes, TheRegisterBoundedFourTileKernelKeepsSixteenWarpsPerSm) {
@@ -122,7 +122,7 @@ TEST(CudaNvfp4LaunchShapes, TheRegisterBoundedFourTileKernelKeepsSixteenWarpsPer
 }
 
 // The tile pairs of three and four activation tiles hold 12 and 8 warps per SM on the H200 (159-171
-// registers), which decode_tuning.hpp's pair rule was measured at: 4096x12288 at M = 32 takes 1x8x2
+// registers), which sm80_nvfp4_mma_tuning.hpp's pair rule was measured at: 4096x12288 at M = 32 takes 1x8x2
 // (7.8 warps per SM, 18.4 -> 16.6 us) and 12288x4096 at M = 24 1x4x2 (11.6, 16.1 -> 12.1 us).
 TEST(CudaNvfp4LaunchShapes, TilePairsOfThreeAndFourActivationTilesKeepTheirMeasuredOccupancy) {
   const auto gpu = first_gpu();
@@ -142,7 +142,7 @@ TEST(CudaNvfp4LaunchShapes, TilePairsOfThreeAndFourActivationTilesKeepTheirMeasu
 
 // The launcher weighs the grid's waves with the compiled kernels' real occupancy: on the H200,
 // 8192x8192 at M = 1 leaves the size rule's 512 CTAs of 1x8 warps (1.29 waves of 3 per SM) for
-// tile pairs (decode_tuning.hpp, kMaxTailWaves), which measured 14.3 -> 12.2 us.
+// tile pairs (sm80_nvfp4_mma_tuning.hpp, kMaxTailWaves), which measured 14.3 -> 12.2 us.
 TEST(CudaNvfp4LaunchShapes, TheLaunchersOccupancyMovesAGridOfAPartialSecondWaveToOneWave) {
   const auto gpu = first_gpu();
   if (!gpu) GTEST_SKIP() << "no GPU: " << cuda_unavailable_reason();

@@ -143,7 +143,7 @@ TEST_F(CudaNvfp4Wgmma, StreamKGridMatchesTheReference) {
 
 // The stream-K grid has stream_k_ctas_per_sm CTAs per SM (choose_wgmma_shape), so each of its
 // kernels must fit that many per SM, and no more for the 64-token one whose CTAs would then be
-// scheduled unevenly: this guards the register bounds of the build (wgmma_tuning.hpp).
+// scheduled unevenly: this guards the register bounds of the build (sm90_nvfp4_wgmma_tuning.hpp).
 TEST_F(CudaNvfp4Wgmma, StreamKKernelsFitTheirCtasPerSm) {
   for (int tokens : {16, 32, 64}) {
     EXPECT_EQ(cuda_nvfp4::wgmma_stream_k_resident_ctas_per_sm(tokens), cuda_nvfp4::stream_k_ctas_per_sm(tokens)) << tokens << " tokens";

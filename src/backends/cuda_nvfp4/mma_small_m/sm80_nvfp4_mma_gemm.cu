@@ -1,7 +1,7 @@
 // NVFP4 x BF16 GEMM for small M (1..64): weights stream from HBM once, are decoded to BF16 in
 // registers and multiplied on the tensor cores with mma.sync.m16n8k16 (FP32 accumulate).
 // Hopper has no FP4 MMA, so this is the exact path: every e2m1 x e4m3 product is exact in BF16.
-// The decode trick and its 2^-8 compensation: decode_device.cuh.
+// The decode trick and its 2^-8 compensation: weight_decode.cuh.
 #include <cooperative_groups.h>
 
 #include <type_traits>
@@ -29,7 +29,7 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], const std::uint32_t (&a)
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// The lane's 16 activations of one chunk and tile (its NVFP4 block's columns, decode_layout.hpp):
+// The lane's 16 activations of one chunk and tile (its NVFP4 block's columns, weight_layout.hpp):
 // the B fragment of MMA block b is words 2b, 2b+1, i.e. .x/.y or .z/.w of half b/2.
 template <int kMTiles>
 struct ActivationChunk {
@@ -68,7 +68,7 @@ __device__ __forceinline__ void compute_chunk(const uint4& code_words, std::uint
 }
 
 // kTilesPerWarp weight tiles per warp (side by side in one record) share each activation load:
-// half the L2 -> SM activation bytes per weight byte at 2 (decode_tuning.hpp).
+// half the L2 -> SM activation bytes per weight byte at 2 (sm80_nvfp4_mma_tuning.hpp).
 // kBounded: the register-bounded form of the four-tile kernel (LaunchShape::register_bounded).
 // kClusterK > 1: K is split over the kClusterK CTAs of a cluster too (LaunchShape::cluster_k), whose
 // sums the cluster's first CTA adds through distributed shared memory and stores.
@@ -127,7 +127,7 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK,
   // is done separately by the warp that owns it.
   const int full_chunks = args.k / kChunkK;
   const int fast_end = min(chunk_end, full_chunks);
-  // The warp's tile in chunk 0; consecutive chunks are kRecordBytes apart (decode_layout.hpp).
+  // The warp's tile in chunk 0; consecutive chunks are kRecordBytes apart (weight_layout.hpp).
   const std::uint8_t* records = static_cast<const std::uint8_t*>(args.records);
   const uint4* codes = reinterpret_cast<const uint4*>(records + code_offset(row_tile, 0, args.chunks, lane));
   const std::uint16_t* scales = reinterpret_cast<const std::uint16_t*>(records + scale_offset(row_tile, 0, args.chunks, lane));
@@ -202,7 +202,7 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK,
     static_assert(kDepth % 2 == 0, "activation buffers alternate with the ring slots");
     int base = chunk_begin;
     // Steady state: every slot is full and every refill and prefetch is inside the range; two
-    // rounds per iteration where decode_tuning.hpp says, then one.
+    // rounds per iteration where sm80_nvfp4_mma_tuning.hpp says, then one.
     if constexpr (two_rounds_per_iteration(kMTiles, kWarpsN * kWarpsK, kTilesPerWarp)) {
       for (; base + 3 * kDepth <= fast_end; base += 2 * kDepth) {
 #pragma unroll
@@ -380,11 +380,11 @@ cudaError_t launch(const DecodeGemmArgs& args, ProgrammaticLaunch policy, int mu
   return cudaLaunchKernelEx(&config, decode_gemm_kernel<kMTiles, kWarpsN, kWarpsK, kTilesPerWarp, kBounded, kClusterK>, args);
 }
 
-// The compiled shapes: decode_tuning.cpp's choices plus the alternatives the sweep compares
+// The compiled shapes: sm80_nvfp4_mma_tuning.cpp's choices plus the alternatives the sweep compares
 // (scripts/decode_shape_sweep.sh). NOTE: keep choose_launch_shape's results in this list
 // (CudaNvfp4Tuning.EveryChosenShapeIsCompiled checks it).
 // (m_tiles, warps_n, warps_k, tiles_per_warp, register_bounded, cluster_k); the four-tile shapes in
-// both forms; tile pairs of three and four activation tiles in the shapes decode_tuning.cpp's
+// both forms; tile pairs of three and four activation tiles in the shapes sm80_nvfp4_mma_tuning.cpp's
 // one_wave_tile_pairs weighs; 1x8 CTAs with K split over clusters of 2-8 (one and two activation
 // tiles: the rule's kClusteredWarpsK shapes and the sweep's alternatives).
 #define FP4GEMM_DECODE_SHAPES(X) \

@@ -1,5 +1,5 @@
 #pragma once
-// Launcher of the NVFP4 small-M kernel (defined in sm90_decode_gemm.cu).
+// Launcher of the NVFP4 small-M kernel (defined in sm80_nvfp4_mma_gemm.cu).
 #include <cuda_runtime.h>
 
 #include <cstdint>

@@ -41,7 +41,7 @@ LaunchShape rule_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multi
     return warps_k;
   };
   // Two weight tiles per warp halve the activation bytes per weight byte, and pay where the grid
-  // of half as many warps still reaches min_grid_warps (decode_tuning.hpp).
+  // of half as many warps still reaches min_grid_warps (sm80_nvfp4_mma_tuning.hpp).
   const std::int64_t tile_pairs = (row_tiles + 1) / 2;
   const int paired_split = split_for(tile_pairs, shape.m_tiles == 2 ? kMinPairedTwoTileWarpsK : kMinWarpsK);
   if (shape.m_tiles <= kMaxPairedMTiles && tile_pairs * paired_split >= min_grid_warps) {
@@ -56,7 +56,7 @@ LaunchShape rule_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multi
              double(tile_pairs) >= kPairedWideMinSmFill * multiprocessors &&
              chunks >= std::int64_t(kMinChunksPerPairedWideWarp) * kPairedWideWarpsK) {
     // Too few tile pairs for the usual splits, but one CTA of kPairedWideWarpsK warps per pair
-    // fills (nearly) every SM once (decode_tuning.hpp).
+    // fills (nearly) every SM once (sm80_nvfp4_mma_tuning.hpp).
     shape.tiles_per_warp = 2;
     const bool wider = shape.m_tiles == 1 && chunks > std::int64_t(kMaxChunksPerPairedWideWarp) * kPairedWideWarpsK;
     shape.warps_k = wider ? kPairedWiderWarpsK : kPairedWideWarpsK;
@@ -106,7 +106,7 @@ LaunchShape fit_to_one_wave(const LaunchShape& shape, std::int64_t n, int multip
 
 // Four activation tiles whose rule grid of 1x8 CTAs runs more than kMaxRowPairWaves waves: the 1x4
 // grid of half the K split where it fits kMaxRowPairWaves and its warps stream at most
-// kChunksPerWarp chunks (decode_tuning.hpp, next to kMaxRowPairWaves); otherwise nothing. It wins
+// kChunksPerWarp chunks (sm80_nvfp4_mma_tuning.hpp, next to kMaxRowPairWaves); otherwise nothing. It wins
 // over the register-bounded forms too, so it is taken before choose_launch_shape weighs them.
 std::optional<LaunchShape> four_tile_half_split(const LaunchShape& shape, std::int64_t n, std::int64_t chunks, int multiprocessors,
                                                 const ResidentCtasPerSm& resident_ctas_per_sm) {
@@ -121,7 +121,7 @@ std::optional<LaunchShape> four_tile_half_split(const LaunchShape& shape, std::i
   return std::nullopt;
 }
 
-// Three or four activation tiles in tile pairs (decode_tuning.hpp, kMinManyTilePairWarpsPerSm): of the
+// Three or four activation tiles in tile pairs (sm80_nvfp4_mma_tuning.hpp, kMinManyTilePairWarpsPerSm): of the
 // pair shapes whose grid fits one wave with at least `min_warps` resident warps per SM, the one with
 // the most; none where none does.
 std::optional<LaunchShape> one_wave_tile_pairs(int m_tiles, std::int64_t n, int multiprocessors, double min_warps,
@@ -137,30 +137,9 @@ std::optional<LaunchShape> one_wave_tile_pairs(int m_tiles, std::int64_t n, int 
   return best;
 }
 
-// The tile-pair shape of three or four activation tiles (M = 17-32) whose grid for N rows fits one
-// wave at the most resident warps per SM, at least min_many_tile_pair_warps_per_sm(M); none for
-// other M, where none qualifies, or without the occupancy.
-std::optional<LaunchShape> many_tile_pairs_in_one_wave(std::int64_t m, std::int64_t n, int multiprocessors,
-                                                       const ResidentCtasPerSm& resident_ctas_per_sm) {
-  const int m_tiles = activation_tiles(m);
-  if (!resident_ctas_per_sm || m_tiles <= kMaxPairedMTiles || m_tiles > kRegisterBoundedMTiles) return std::nullopt;
-  return one_wave_tile_pairs(m_tiles, n, multiprocessors, min_many_tile_pair_warps_per_sm(m), resident_ctas_per_sm);
-}
 
-// Whether those pairs run ahead of the wgmma kernel the rules picked (decode_tuning.hpp, above
-// kPairsAheadOfWgmmaMaxChunksPerWarp).
-bool tile_pairs_ahead_of_wgmma(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors,
-                               const ResidentCtasPerSm& resident_ctas_per_sm) {
-  const auto pairs = many_tile_pairs_in_one_wave(m, n, multiprocessors, resident_ctas_per_sm);
-  if (!pairs || (chunks_covering(k) + pairs->warps_k - 1) / pairs->warps_k > kPairsAheadOfWgmmaMaxChunksPerWarp) return false;
-  const WgmmaShape wgmma = choose_wgmma_shape(m, n, k, multiprocessors);
-  if (wgmma.stream_ctas > 0) {
-    return resident_warps_per_sm(*pairs, n, multiprocessors, resident_ctas_per_sm) >= kMinPairsAheadOfStreamKWarpsPerSm;
-  }
-  return wgmma.splits > 1;
-}
 
-// One or two activation tiles on a weight of few rows (decode_tuning.hpp, kClusteredWarpsK): the
+// One or two activation tiles on a weight of few rows (sm80_nvfp4_mma_tuning.hpp, kClusteredWarpsK): the
 // clustered shape that replaces the rule's `shape`, or `shape` where none does.
 LaunchShape clustered_for_few_rows(const LaunchShape& shape, std::int64_t n, std::int64_t k, int multiprocessors) {
   if (shape.m_tiles > kMaxClusteredMTiles || multiprocessors <= 0 ||
@@ -181,6 +160,13 @@ LaunchShape clustered_for_few_rows(const LaunchShape& shape, std::int64_t n, std
 }
 
 }  // namespace
+
+std::optional<LaunchShape> many_tile_pairs_in_one_wave(std::int64_t m, std::int64_t n, int multiprocessors,
+                                                       const ResidentCtasPerSm& resident_ctas_per_sm) {
+  const int m_tiles = activation_tiles(m);
+  if (!resident_ctas_per_sm || m_tiles <= kMaxPairedMTiles || m_tiles > kRegisterBoundedMTiles) return std::nullopt;
+  return one_wave_tile_pairs(m_tiles, n, multiprocessors, min_many_tile_pair_warps_per_sm(m), resident_ctas_per_sm);
+}
 
 LaunchShape choose_launch_shape(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool programmatic,
                                 const ResidentCtasPerSm& resident_ctas_per_sm) {
@@ -217,9 +203,9 @@ double shape_waves(const LaunchShape& shape, std::int64_t n, int multiprocessors
   return grid_waves(grid_ctas(shape, n), resident_ctas_per_sm(shape), multiprocessors);
 }
 
-bool shape_override(LaunchShape& shape) {
-  const char* text = tuning_knob("FP4GEMM_DECODE_SHAPE");
-  if (text == nullptr) return false;
+bool shape_override(LaunchShape& shape, const Overrides& overrides) {
+  if (!overrides.decode_shape) return false;
+  const char* text = overrides.decode_shape->c_str();
   int warps_n = 0, warps_k = 0, tiles_per_warp = 1, bounded = 0, cluster_k = 1;
   const int fields = std::sscanf(text, "%d:%d:%d:%d:%d", &warps_n, &warps_k, &tiles_per_warp, &bounded, &cluster_k);
   if (fields < 2 || warps_n < 1 || warps_k < 1 || tiles_per_warp < 1 || (bounded != 0 && bounded != 1) || cluster_k < 1 ||
@@ -241,11 +227,10 @@ bool shape_override(LaunchShape& shape) {
   return true;
 }
 
-ProgrammaticLaunch programmatic_launch_policy(int sm) {
-  const char* text = tuning_knob("FP4GEMM_PDL");
+ProgrammaticLaunch programmatic_launch_policy(int sm, const Overrides& overrides) {
   ProgrammaticLaunch policy = ProgrammaticLaunch::when_grid_fills;
-  if (text != nullptr) {
-    const std::string value = text;
+  if (overrides.pdl) {
+    const std::string& value = *overrides.pdl;
     if (value == "1") {
       policy = ProgrammaticLaunch::on;
     } else if (value == "0") {
@@ -255,43 +240,6 @@ ProgrammaticLaunch programmatic_launch_policy(int sm) {
     }
   }
   return sm < 90 ? ProgrammaticLaunch::off : policy;  // griddepcontrol is SM 9.0 and newer
-}
-
-const char* decode_kernel_name(DecodeKernel kernel) {
-  switch (kernel) {
-    case DecodeKernel::mma: return "mma.sync";
-    case DecodeKernel::wgmma: return "wgmma";
-    case DecodeKernel::prefill: return "prefill";
-  }
-  return "?";
-}
-
-bool wgmma_grid_fills_sms(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors) {
-  if (multiprocessors <= 0) return false;
-  const WgmmaShape shape = choose_data_parallel_wgmma_shape(m, n, k, multiprocessors);
-  return shape.warpgroups == 2 && double(wgmma_grid_ctas(shape, n)) >= kWgmmaMinSmFill * multiprocessors;
-}
-
-DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sm, int multiprocessors,
-                                  const ResidentCtasPerSm& resident_ctas_per_sm) {
-  if (sm != 90) return DecodeKernel::mma;  // wgmma is SM 9.0 only (sm_90a)
-  if (m > kMaxActivationRows) return DecodeKernel::prefill;
-  const char* text = tuning_knob("FP4GEMM_DECODE_KERNEL");
-  if (text != nullptr) {
-    const std::string kernel = text;
-    if (kernel == "wgmma") return DecodeKernel::wgmma;
-    if (kernel == "mma") return DecodeKernel::mma;
-    if (kernel == "prefill") return DecodeKernel::prefill;
-    throw_invalid("FP4GEMM_DECODE_KERNEL must be 'mma', 'wgmma' or 'prefill', not '" + kernel + "'");
-  }
-  const bool large = m >= kWgmmaMinM && (n >= kWgmmaMinN || n * k >= kWgmmaMinElements);
-  const bool filled = in_wgmma_filled_band(m, k) && wgmma_grid_fills_sms(m, n, k, multiprocessors);
-  const bool tall = m >= kWgmmaTallMinM && m < kWgmmaFilledMinM &&
-                    ((n >= kWgmmaTallMinN && k >= kWgmmaTallMinK) || (n >= kWgmmaTallStreamMinN && k >= kWgmmaTallStreamMinK));
-  // Measured with the stream-K grid, which needs the SM count (wgmma_shape_to_run).
-  const bool mid_stream = in_wgmma_filled_band(m, k) && multiprocessors > 0 && n >= kWgmmaMidStreamMinN && k >= kWgmmaMidStreamMinK;
-  if (!(large || filled || tall || mid_stream)) return DecodeKernel::mma;
-  return tile_pairs_ahead_of_wgmma(m, n, k, multiprocessors, resident_ctas_per_sm) ? DecodeKernel::mma : DecodeKernel::wgmma;
 }
 
 }  // namespace fp4gemm::cuda_nvfp4

@@ -1,19 +1,21 @@
 #pragma once
-// Launch configurations of the `cuda_nvfp4` mma.sync kernel and the switch between its kernels;
-// the wgmma, prefill and resident kernels' own are in wgmma_tuning.hpp, prefill_tuning.hpp and
-// resident_tuning.hpp, included here. Each tuned constant is defined once, with its measurement.
-// The measurements behind each are on the H200 unless an H100 is named.
+// Launch configurations of cuda_nvfp4's mma.sync kernel (sm80_nvfp4_mma_gemm.cu): activation
+// tiles, CTA shapes and their one-wave alternatives, clusters for few-row weights, and PDL. The
+// switch between the kernels is kernel_switch.hpp; the thresholds the selector decides by are in
+// selection_rules.hpp. The measurements behind each are on the H200 unless an H100 is named.
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "backends/cuda_nvfp4/wgmma_prefill/sm90_nvfp4_prefill_tuning.hpp"
-#include "backends/cuda_nvfp4/tuning_knobs.hpp"
+#include "backends/cuda_nvfp4/overrides.hpp"
+#include "backends/cuda_nvfp4/selection_rules.hpp"
 #include "backends/cuda_nvfp4/wgmma_small_m/sm90_nvfp4_wgmma_tuning.hpp"
 
 namespace fp4gemm::cuda_nvfp4 {
 
 // Activation rows are processed in MMA tiles of 8; the kernel is instantiated for this many tiles.
-inline constexpr int kMaxActivationRows = 64;
+inline constexpr int kMaxActivationRows = int(selection_rule("kMaxActivationRows"));
 
 // The activation tiles of 8 rows the mma.sync kernel runs for M rows: 1, 2, 3 or 4 as needed, 8
 // above 32 rows (a 5-7 tile kernel was never measured; M > 32 runs wgmma on SM 9.0 mostly). Three
@@ -67,7 +69,7 @@ constexpr bool prefetch_activations(int m_tiles) { return m_tiles >= 2 && m_tile
 // kMinRegisterBoundedChunksPerWarp chunks each (choose_launch_shape, with the occupancy).
 inline constexpr int kRegisterBoundedMTiles = 4;  // the activation tiles that have a register-bounded kernel
 inline constexpr int kRegisterBoundedWarpsPerSm = 16;
-inline constexpr double kMinRegisterBoundedWarpGain = 1.1;
+inline constexpr double kMinRegisterBoundedWarpGain = double(selection_rule("kMinRegisterBoundedWarpGain"));
 inline constexpr int kMinRegisterBoundedChunksPerWarp = 8;
 
 // Warps per SM the register allocation must leave room for (__launch_bounds__' minimum CTAs): 24
@@ -103,7 +105,7 @@ constexpr bool two_rounds_per_iteration(int m_tiles, int cta_warps, int tiles_pe
   return m_tiles != 4 && !(m_tiles == 1 && tiles_per_warp == 2 && cta_warps == 4);
 }
 
-// The CTA shape rule for M <= 32 (decode_tuning.cpp): chunks each warp should stream, the fewest
+// The CTA shape rule for M <= 32 (sm80_nvfp4_mma_tuning.cpp): chunks each warp should stream, the fewest
 // warps per SM the grid should offer, CTA size bounds. Fitted to the H200 sweep (bench/results/).
 inline constexpr int kChunksPerWarp = 32;
 constexpr int min_grid_warps_per_sm(int m_tiles) { return m_tiles == 1 ? 16 : 11; }  // ~2/3 of the resident warps
@@ -192,12 +194,16 @@ inline constexpr int kMaxDecodeClusterK = 8;  // the portable cluster size
 // 8.30, 1024x4096 (2) 4.26 / 4.34 -> 3.55 / 3.89; grids of 256 CTAs ran 1.4-2x slower (1024 rows
 // in clusters of 4, 512 rows of 8). Missed by the half-of-the-SMs bound: 1536x4096 (96 CTAs), 2-CTA
 // clusters 0.88-0.95.
-inline constexpr int kClusteredWarpsK = 8;
-inline constexpr double kMaxClusteredRuleSmFill = 0.5;
-inline constexpr int kMaxClusteredMTiles = 2;
-inline constexpr std::int64_t kMinClusteredChunks = 64;  // K >= 4096
-inline constexpr int kMinChunksPerClusteredWarp = 2;
-constexpr double max_clustered_ctas_per_sm(int m_tiles) { return m_tiles == 1 ? 2.0 : 1.5; }
+inline constexpr int kClusteredWarpsK = int(selection_rule("kClusteredWarpsK"));
+inline constexpr double kMaxClusteredRuleSmFill = double(selection_rule("kMaxClusteredRuleSmFill"));
+inline constexpr int kMaxClusteredMTiles = int(selection_rule("kMaxClusteredMTiles"));
+inline constexpr std::int64_t kMinClusteredChunks = std::int64_t(selection_rule("kMinClusteredChunks"));  // K >= 4096
+inline constexpr int kMinChunksPerClusteredWarp = int(selection_rule("kMinChunksPerClusteredWarp"));
+inline constexpr double kMaxClusteredCtasPerSmOneTile = selection_rule("kMaxClusteredCtasPerSmOneTile");
+inline constexpr double kMaxClusteredCtasPerSmTwoTiles = selection_rule("kMaxClusteredCtasPerSmTwoTiles");
+constexpr double max_clustered_ctas_per_sm(int m_tiles) {
+  return m_tiles == 1 ? kMaxClusteredCtasPerSmOneTile : kMaxClusteredCtasPerSmTwoTiles;
+}
 
 // Tile pairs of three or four activation tiles (one_wave_tile_pairs, kMinManyTilePairWarpsPerSm).
 constexpr bool is_many_tile_pair(const LaunchShape& shape) { return shape.tiles_per_warp == 2 && shape.m_tiles > kMaxPairedMTiles; }
@@ -220,7 +226,7 @@ using ResidentCtasPerSm = std::function<int(const LaunchShape&)>;
 // ring rounds together, against neither: every changed shape 3-25% faster; where two rounds
 // leave both kernels alone, the four-tile rows, 8192x8192 M = 32 35.8 -> 29.0 us, 7168x7168 31.7
 // -> 25.6, 3072x4096 9.4 -> 9.0.
-inline constexpr double kMaxTailWaves = 1.5;
+inline constexpr double kMaxTailWaves = double(selection_rule("kMaxTailWaves"));
 // Three and four activation tiles (M = 17-32), where no tile pairs fit one wave (below): where
 // their rule grid runs more than kMaxTailWaves and at most
 // kMaxRowPairWaves waves, CTAs of twice the rows with half the K split are taken when they fit one:
@@ -234,7 +240,7 @@ inline constexpr double kMaxTailWaves = 1.5;
 // on 5120x4096 (1.21 waves), M = 20/24, 1x4 9.0/9.2 against 2x4 10.7/11.2; four tiles on
 // 3072 rows (1.45 waves) were within 2-3% either way (3072x4096 8.6/9.1 against 8.4/8.8).
 inline constexpr int kMaxRowPairMTiles = 4;  // from kMaxPairedMTiles + 1
-inline constexpr double kMaxRowPairWaves = 2.0;
+inline constexpr double kMaxRowPairWaves = double(selection_rule("kMaxRowPairWaves"));
 // Three and four activation tiles have tile pairs too (a ring of two chunks of
 // pairs: 159-171 registers, 8-12 warps per SM): each activation load then serves two weight tiles,
 // half the L1 work that binds these kernels. They pay where a
@@ -261,26 +267,6 @@ constexpr double min_many_tile_pair_warps_per_sm(std::int64_t m) {
 // register-bounded forms. H200, M = 32, one run,
 // 1x4 against 1x8 and the bounded 1x8: 4352x4096 10.97 / 14.04 / 12.04 us, 4608x3584 10.10 /
 // 13.59 / 13.48, 4608x8192 19.36 / 23.24 / 20.52; 5120x8192 19.32 against the bounded 1x4's 19.60.
-
-// Where the kernel rules pick wgmma at M <= 32, the tile pairs of three or four activation tiles
-// that fit one wave (choose_launch_shape takes them first) run instead (mma.sync) if wgmma's
-// own grid splits K and each pair warp streams at most kPairsAheadOfWgmmaMaxChunksPerWarp chunks;
-// against a stream-K wgmma grid the pairs also need kMinPairsAheadOfStreamKWarpsPerSm resident
-// warps per SM. The pairs skip wgmma's activation pack, pipeline fill and split-K sums; a whole-K
-// wgmma grid of one CTA per SM, a long K per warp, or a stream-K grid against few pair warps streams
-// faster. Pairs ÷ wgmma, same run:
-// - four tiles (M = 25-32), 1x4x2 on 8192 rows (7.8 warps per SM), wgmma split 2 ways in clusters:
-//   H200 K = 8192 0.90, 12288 0.93, 16384 0.95, 20480 0.96, 24576 0.97 (96 chunks per
-//   warp), 28672 0.98 (112); H100 K = 4096 0.81, 8192 0.91, 14336 0.95, 28672 1.02;
-// - four tiles, 2x2x2 on 16384 rows, whole-K wgmma (128 CTAs): H100 K = 2048 0.97, 4096 1.03, 8192
-//   1.07; H200 K = 2048 0.95, 4096 0.99;
-// - three tiles (M = 17-24), 2x2x2 against the tall band's stream-K wgmma, by the pairs' warps per
-//   SM: 11.6 (24576 rows) H200 K = 8192 0.80, 12288 0.87, 14336 0.85, H100 K = 4096 0.75; 10.7
-//   (22528) H200 K = 8192 0.89; 9.7 (20480) H200 K = 12288 0.99, 14336 1.00, 16384 1.01, 20480
-//   1.04, H100 K = 4096 0.83, 8192 0.91; 8.7 (18432) H200 K = 4096 0.90, 8192 1.02, 12288 1.07,
-//   14336 1.09, H100 K = 4096 0.85.
-inline constexpr int kPairsAheadOfWgmmaMaxChunksPerWarp = 96;
-inline constexpr double kMinPairsAheadOfStreamKWarpsPerSm = 9.5;
 
 // Waves of the shape's grid of `ctas` CTAs on `resident_ctas_per_sm` x `multiprocessors` slots; 0
 // when the occupancy is unknown.
@@ -316,7 +302,7 @@ double resident_warps_per_sm(const LaunchShape& shape, std::int64_t n, int multi
 // unbounded one; cluster_k 1-kMaxDecodeClusterK CTAs per cluster, 1 when absent). Returns false when
 // unset; throws on a malformed value, and on bounded 1 where `shape.m_tiles` is not 4 (the only
 // register-bounded kernel).
-bool shape_override(LaunchShape& shape);
+bool shape_override(LaunchShape& shape, const Overrides& overrides = Overrides::from_environment());
 
 // Programmatic dependent launch (PDL, programmatic_launch.cuh): a call's kernel is scheduled while
 // the previous kernel on the stream finishes and starts streaming its weights. Measured on the H200
@@ -336,11 +322,11 @@ bool shape_override(LaunchShape& shape);
 // FP4GEMM_PDL=1 turns it on for every launch, 0 off (any other value throws); unset, the policy is
 // when_grid_fills. Before SM 9.0 it is off (griddepcontrol is SM 9.0 and newer).
 enum class ProgrammaticLaunch { off, on, when_grid_fills };
-ProgrammaticLaunch programmatic_launch_policy(int sm);
+ProgrammaticLaunch programmatic_launch_policy(int sm, const Overrides& overrides = Overrides::from_environment());
 
 // The fraction of the GPU's resident CTA slots (CTAs per SM from the kernel's occupancy, times
 // SMs) a grid must fill for when_grid_fills to launch it with PDL.
-inline constexpr double kProgrammaticMinSlotFraction = 0.9;
+inline constexpr double kProgrammaticMinSlotFraction = double(selection_rule("kProgrammaticMinSlotFraction"));
 constexpr bool grid_fills_gpu(std::int64_t ctas, int resident_ctas_per_sm, int multiprocessors) {
   return resident_ctas_per_sm > 0 && double(ctas) >= kProgrammaticMinSlotFraction * resident_ctas_per_sm * multiprocessors;
 }
@@ -352,97 +338,11 @@ constexpr bool grid_fills_gpu(std::int64_t ctas, int resident_ctas_per_sm, int m
 // 5.62 -> 4.14 / 4.32, 768x4096 3.64 / 3.75 -> 2.93 / 3.12.
 constexpr bool programmatic_at_any_fill(const LaunchShape& shape) { return shape.cluster_k > 1; }
 
-// ---- The kernel switch: where the wgmma kernel (SM 9.0 only) runs instead of mma.sync ----
-// Where the wgmma kernel replaces the mma.sync one on SM 9.0, measured on the H200 with both forced
-// on the same shapes in one run. The wgmma kernel costs ~5 us a call more than mma.sync (lone CTAs:
-// 4.9 us + 0.21 us a chunk at M = 64), but from 33 tokens mma.sync needs five or more MMA passes per
-// weight fragment:
-// - M >= 33 and (N >= kWgmmaMinN or N x K >= kWgmmaMinElements): with the epilogue that stores from
-//   registers wgmma won on all 16 such weights
-//   measured, M = 33/64: 4096x4096 13.3/13.6 vs 15.2/16.2 us, 2048x8192 26.0/26.4 vs 29.7/31.0,
-//   8192x1024 7.9/8.1 vs 9.7/11.1, 12288x4096 23.4/23.9 vs 43.7/47.1; and lost on all five below
-//   both bounds: 2048x4096 19.2/19.4 vs 16.0/16.9, 4096x2048 9.9/10.2 vs 8.3/9.2, 1024x4096,
-//   2048x2048, 4096x1024 (by 18-70%);
-// - M = 25-32 (four activation tiles) where the wgmma grid (choose_wgmma_shape, wgmma_tuning.hpp)
-//   has two consumer warpgroups per CTA on at least kWgmmaMinSmFill of the SMs, and K >=
-//   kWgmmaFilledMinK. H200,
-//   M = 32 (and 17, then also on the four-tile kernel), both kernels forced in one run
-// won on every such weight, 128-132
-//   CTAs: 8192x4096 13.9 vs 16.0 us, 8192x8192 22.2 vs 28.8, 8192x16384 38.6 vs 58.8, 8192x28672
-//   63.0 vs 101.8, 8448x8192, 16384x2048 12.7 vs 18.7; 106-120 CTAs: 6912x4096 13.8 vs 15.8,
-//   7168x8192 22.2 vs 28.6, 7680x8192, 14336x4096 20.7 vs 33.1; more than 132:
-//   28672x8192 57.3 vs 87.8. Lost where a quarter of the SMs or more sit idle: 96 CTAs, 6144x8192
-//   21.9 vs 18.5 and 12288x4096 20.6 vs 19.3; 80 CTAs, 10240x8192 36.4 vs 35.9 (where K >= 8192
-//   such grids now split K in two, kWgmmaIdleSplitMinChunks, and then fill the SMs: 10240x8192
-//   and 12288x8192 M = 32 on wgmma 32.7 and 32.8 us against mma.sync's 36.5 and 35.7, a tie at
-//   M = 25); and where CTAs hold one warpgroup (4096x12288 24.8 vs 20.8). At 1024 columns it lost too (16384x1024 10.9 vs
-//   10.5 at M = 17).
-// - M = 17-24 (three activation tiles, 126-127 registers against the four-tile kernel's 138): the
-//   three-tile kernel beat wgmma on every weight both ran on (M = 17/24): 6912x4096 10.2/11.1
-//   vs 13.6/13.7, 7168x4096, 7168x8192 17.3/19.3 vs 22.0/22.1, 7680x8192 16.5/18.4 vs 22.1/22.0,
-//   13312x8192 31.4/35.8 vs 36.3/36.4; and on the tall weights up to 20480 rows: 14336x2048 10.6/11.6 vs 12.6/12.6, 14336x4096 17.8/19.8 vs 20.5/20.6,
-//   14336x8192 31.8/36.2 vs 36.6/36.8, 16384x2048, 16384x4096 17.0/19.1 vs 20.7/20.7, 20480x4096
-//   28.5 vs 30.9 at M = 17 (at M = 24 wgmma by 4%: 31.0 vs 32.4), 24576x8192 48.0/54.0 vs 57.5/57.7
-//. wgmma won on every weight of 28672 rows: 28672x8192 by 7-19% (57.5 vs 61.9 at M = 17,
-//   57.4 vs 70.9 at M = 24), 28672x4096 31.1/31.3 vs 32.5/37.0, 28672x2048 18.0/18.0 vs 18.7/20.9
-//; on 24576x4096 at M = 20-24 only (31.1 vs 34.9 at 24). So M = 17-24 keep mma.sync but
-//   from kWgmmaTallMinN rows with K >= kWgmmaTallMinK (misses: 24576x4096 M = 20-24 by 3-11%,
-//   20480x4096 M = 24 by 4%). At M <= 16 mma.sync won everywhere (8192x8192 12.0 vs 21.8).
-//   Since 32-token wgmma grids of more than one CTA per SM run two stream-K CTAs per SM
-//   (kWgmmaStreamCrowdedMaxFill), wgmma also wins from kWgmmaTallStreamMinN rows with K >=
-//   kWgmmaTallStreamMinK. H200, same run, wgmma / mma.sync at M = 17/20/24
-// 18432x4096 0.89/0.85/0.81, 18432x8192
-//   0.88/0.79/0.73, 20480x3072 0.95/0.89/0.83, 20480x4096 0.90/0.84/0.80, 20480x6144 0.93/0.87/0.82,
-//   20480x8192 0.90/0.85/0.80, 22528x4096 0.91/0.86/0.81, 24576x4096 0.97/0.92/0.85; misses at
-//   M = 17: 24576x6144 1.04, 24576x8192 1.02 (0.90-0.98 at M = 20-24). Left on mma.sync:
-//   20480x2048 1.05/1.01/0.96, 24576x2048 1.09/1.03/0.98, and the weights that fit one CTA per SM
-//   (16384x4096 1.25/1.18/1.11, 16384x8192 1.21/1.14/1.07, 12288x4096 1.30/1.26/1.20); not
-//   measured between 16896 and 18432 rows.
-inline constexpr int kWgmmaMinM = 33;
-inline constexpr std::int64_t kWgmmaMinN = 8192;
-inline constexpr std::int64_t kWgmmaMinElements = std::int64_t(1) << 24;
-inline constexpr int kWgmmaFilledMinM = 25;
-inline constexpr std::int64_t kWgmmaFilledMinK = 2048;
-inline constexpr double kWgmmaMinSmFill = 0.8;
-inline constexpr int kWgmmaTallMinM = 17;
-inline constexpr std::int64_t kWgmmaTallMinN = 28672;
-inline constexpr std::int64_t kWgmmaTallMinK = 2048;
-inline constexpr std::int64_t kWgmmaTallStreamMinN = 18432;
-inline constexpr std::int64_t kWgmmaTallStreamMinK = 3072;
-// - M = 25-32 also from kWgmmaMidStreamMinN rows with K >= kWgmmaMidStreamMinK, whatever the
-//   data-parallel grid's fill: the losses above at 80-96 CTAs predate the stream-K grid, which
-//   runs two CTAs per SM there. H200, M = 32, both kernels forced in one run
-//, wgmma / mma.sync: 9216x4096 0.86,
-//   10240x4096 0.90, 10240x5120 0.81-0.82, 11264x5120 0.81, 12288x5120 0.91 (and 9216x8192,
-//   10240x8192, 12288x8192 on wgmma already). 12288x4096 moves too, at a tie: 19.52-19.58 against
-//   19.35-19.37 us. Below 4096 columns mma.sync stays far ahead
-//   (8192x3584 15.64 against 12.09); rows between 8193 and 9215 were not measured.
-inline constexpr std::int64_t kWgmmaMidStreamMinN = 9216;
-inline constexpr std::int64_t kWgmmaMidStreamMinK = 4096;
-
-// The three kernels of cuda_nvfp4: mma.sync (any SM 8.0+ GPU, sm80_nvfp4_mma_gemm.cu), and on SM
-// 9.0 the wgmma kernel (sm90_nvfp4_wgmma_gemm.cu) and, above kMaxActivationRows, the prefill kernel
-// (sm90_nvfp4_prefill_gemm.cu).
-enum class DecodeKernel { mma, wgmma, prefill };
-const char* decode_kernel_name(DecodeKernel kernel);
-
-// Which kernel cuda_nvfp4 runs for an M x N x K problem on a GPU of SM `sm` (major * 10 + minor)
-// with `multiprocessors` SMs (0 when unknown: the M = 25-32 rule then keeps mma.sync). Where the
-// rules below pick wgmma at M <= 32, tile_pairs_ahead_of_wgmma may run mma.sync instead (it needs
-// the mma.sync kernels' occupancy `resident_ctas_per_sm`).
-// FP4GEMM_DECODE_KERNEL=mma|wgmma|prefill overrides the rule for measurements (SM 9.0 only; above
-// kMaxActivationRows only the prefill kernel runs).
-DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sm, int multiprocessors,
-                                  const ResidentCtasPerSm& resident_ctas_per_sm = nullptr);
-
-// Whether the wgmma grid of the problem has two consumer warpgroups per CTA on at least
-// kWgmmaMinSmFill of the `multiprocessors` SMs (the M = 25-32 rule of choose_decode_kernel).
-bool wgmma_grid_fills_sms(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors);
-
-// Whether M and K lie in the band of that M = 25-32 rule (kWgmmaFilledMinM <= M < kWgmmaMinM,
-// K >= kWgmmaFilledMinK), where the grid's fill then decides.
-constexpr bool in_wgmma_filled_band(std::int64_t m, std::int64_t k) {
-  return m >= kWgmmaFilledMinM && m < kWgmmaMinM && k >= kWgmmaFilledMinK;
-}
+// Tile pairs of three or four activation tiles (M = 17-32) whose grid for N rows fits one wave at
+// the most resident warps per SM, at least min_many_tile_pair_warps_per_sm(M); none for other M,
+// where none qualifies, or without the occupancy. choose_launch_shape takes them first; the kernel
+// switch weighs them against wgmma (kernel_switch.hpp).
+std::optional<LaunchShape> many_tile_pairs_in_one_wave(std::int64_t m, std::int64_t n, int multiprocessors,
+                                                       const ResidentCtasPerSm& resident_ctas_per_sm);
 
 }  // namespace fp4gemm::cuda_nvfp4

@@ -15,14 +15,14 @@
 // fragment loads, or with neither, the pipe stays at 40-60%; the chunk's
 // chain of hand-offs between the warps is what is left. `auto` does not pick this kernel.
 //
-// A CTA is 128 activation rows x 128 weight rows (one weight record per chunk, decode_layout.hpp):
+// A CTA is 128 activation rows x 128 weight rows (one weight record per chunk, weight_layout.hpp):
 // - kPrefillDecodeWarps decode warps, each taking whole chunks in turn: a warp's lane 0
 //   bulk-copies its chunks' records (codes and scales, 4.5 KiB) into its own stages of a ring, two
 //   rounds ahead; they decode them with the decode kernels' decode (decode_tile_at) and write the
 //   BF16 fragments to a ring of decoded stages with stmatrix, in wgmma's no-swizzle K-major
 //   core-matrix layout (the packed activations' layout, activation_pack_layout.hpp);
 // - two consumer warpgroups load their 64 activation rows' chunk from global memory into A
-//   fragments, from a copy packed per call in fragment order (prefill_activation_pack.hpp), up
+//   fragments, from a copy packed per call in fragment order (sm90_nvfp4_prefill_pack.hpp), up
 //   to three chunks ahead, and issue four wgmma.m64n128k16 per chunk.
 // Full/empty mbarriers order the decoded ring, full ones the record ring (a warp reuses only its
 // own record stages). The weights depend on no earlier kernel, so the decode warps start before
@@ -90,7 +90,7 @@ struct RingPosition {
   }
 };
 
-// One chunk's A fragments of a lane from the packed activations (prefill_activation_pack.hpp):
+// One chunk's A fragments of a lane from the packed activations (sm90_nvfp4_prefill_pack.hpp):
 // four 16-byte loads straight into the fragment registers, with no moves after them (a move
 // waits for its load at once).
 __device__ __forceinline__ void load_activation_chunk(const uint4* lane_chunks, int chunk, std::uint32_t (&a)[kBlocksPerChunk][4]) {

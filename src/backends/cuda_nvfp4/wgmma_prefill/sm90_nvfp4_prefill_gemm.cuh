@@ -1,5 +1,5 @@
 #pragma once
-// Launcher of the NVFP4 prefill kernel for M > 64 on SM 9.0 (defined in sm90_prefill_gemm.cu).
+// Launcher of the NVFP4 prefill kernel for M > 64 on SM 9.0 (defined in sm90_nvfp4_prefill_gemm.cu).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 namespace fp4gemm::cuda_nvfp4 {
 
 struct PrefillGemmArgs : KernelProblem {
-  const void* packed_activations = nullptr;  // prefill_activation_pack.hpp
+  const void* packed_activations = nullptr;  // sm90_nvfp4_prefill_pack.hpp
   // K split (prefill_k_splits): with k_splits > 1, a counter per output tile, zero at launch, and
   // prefill_partial_bytes of workspace for the partial tiles.
   int k_splits = 1;

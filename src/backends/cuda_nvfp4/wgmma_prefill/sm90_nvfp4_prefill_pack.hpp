@@ -1,9 +1,9 @@
 #pragma once
-// The activations of the prefill kernel (sm90_prefill_gemm.cu), packed once per call so that each
+// The activations of the prefill kernel (sm90_nvfp4_prefill_gemm.cu), packed once per call so that each
 // lane's four 16-byte loads per chunk land exactly in its wgmma A fragments.
 //
 // Why a pack: the fragment of MMA block b interleaves two activation rows (registers 0 and 2 row
-// g, 1 and 3 row g + 8; decode_layout.hpp's K permutation makes each row's part 8 contiguous
+// g, 1 and 3 row g + 8; weight_layout.hpp's K permutation makes each row's part 8 contiguous
 // bytes), so loading the rows as they lie needs register moves after each load, and those moves
 // wait for the load: the kernel then stalled on every chunk.
 //

@@ -2,14 +2,15 @@
 
 #include <algorithm>
 
-#include "backends/cuda_nvfp4/tuning_knobs.hpp"
+#include "backends/cuda_nvfp4/overrides.hpp"
 
 namespace fp4gemm::cuda_nvfp4 {
 
-int prefill_k_splits(std::int64_t m, std::int64_t n, std::int64_t chunks, int multiprocessors, bool* overridden) {
+int prefill_k_splits(std::int64_t m, std::int64_t n, std::int64_t chunks, int multiprocessors, bool* overridden,
+                     const Overrides& overrides) {
   if (overridden != nullptr) *overridden = false;
-  if (const char* text = tuning_knob("FP4GEMM_PREFILL_SPLITS")) {
-    const int splits = integer_knob("FP4GEMM_PREFILL_SPLITS", text, 1, kPrefillMaxKSplits, "a split count");
+  if (overrides.prefill_splits) {
+    const int splits = integer_knob("FP4GEMM_PREFILL_SPLITS", *overrides.prefill_splits, 1, kPrefillMaxKSplits, "a split count");
     if (overridden != nullptr) *overridden = true;
     return int(std::clamp<std::int64_t>(splits, 1, std::max<std::int64_t>(chunks, 1)));
   }

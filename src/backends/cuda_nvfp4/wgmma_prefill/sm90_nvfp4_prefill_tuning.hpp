@@ -1,10 +1,13 @@
 #pragma once
-// Tuned constants and the K-split rule of cuda_nvfp4's prefill kernel (sm90_prefill_gemm.cu).
+// Tuned constants and the K-split rule of cuda_nvfp4's prefill kernel (sm90_nvfp4_prefill_gemm.cu).
 #include <cstdint>
+
+#include "backends/cuda_nvfp4/overrides.hpp"
+#include "backends/cuda_nvfp4/selection_rules.hpp"
 
 namespace fp4gemm::cuda_nvfp4 {
 
-// The prefill kernel (sm90_prefill_gemm.cu, M > kMaxActivationRows on SM 9.0): CTAs of 128
+// The prefill kernel (sm90_nvfp4_prefill_gemm.cu, M > kMaxActivationRows on SM 9.0): CTAs of 128
 // activation rows x 128 weight rows; kPrefillDecodeWarps warps, each taking whole chunks in turn,
 // decode the weight records into BF16 in shared memory (kPrefillDecodedStages stages of 16 KiB),
 // fed by a ring of kPrefillRecordStages bulk-copied records (4.5 KiB each; each warp copies into
@@ -14,7 +17,7 @@ namespace fp4gemm::cuda_nvfp4 {
 // decoded stages with the lock-step warps changed nothing;: each
 // warp copying its own records 1-4% faster than one lane copying for all. Not tuned further.
 inline constexpr int kPrefillCtaTokens = 128;  // two consumer warpgroups of 64
-inline constexpr int kPrefillCtaRows = 128;    // one weight record (decode_layout.hpp)
+inline constexpr int kPrefillCtaRows = 128;    // one weight record (weight_layout.hpp)
 inline constexpr int kPrefillDecodeWarps = 8;
 inline constexpr int kPrefillRecordStages = 16;
 inline constexpr int kPrefillDecodedStages = 8;
@@ -41,14 +44,15 @@ constexpr std::int64_t prefill_tiles(std::int64_t m, std::int64_t n) {
 // 2-8 ways 17-60% slower), which the chunk rounds alone (48 against 64) did not predict; the
 // term picks the measured best split on all twelve rows (e.g. 4096x12288 M = 65: 4 ways, 89.9 ->
 // 33.1 us; 4096^2 M = 256: 2 ways, 33.8 -> 24.3).
-inline constexpr int kPrefillMaxKSplits = 8;
-inline constexpr int kPrefillMinChunksPerSplit = 8;
-inline constexpr int kPrefillCtaOverheadChunks = 16;
-inline constexpr double kPrefillSplitMinGain = 0.9;
+inline constexpr int kPrefillMaxKSplits = int(selection_rule("kPrefillMaxKSplits"));
+inline constexpr int kPrefillMinChunksPerSplit = int(selection_rule("kPrefillMinChunksPerSplit"));
+inline constexpr int kPrefillCtaOverheadChunks = int(selection_rule("kPrefillCtaOverheadChunks"));
+inline constexpr double kPrefillSplitMinGain = double(selection_rule("kPrefillSplitMinGain"));
 
 // The K split of the prefill kernel for an M x N problem of `chunks` chunks on `multiprocessors`
 // SMs (1 when unknown). FP4GEMM_PREFILL_SPLITS=1..kPrefillMaxKSplits overrides it for measurements
 // (clamped to the chunks); `overridden` says whether it did.
-int prefill_k_splits(std::int64_t m, std::int64_t n, std::int64_t chunks, int multiprocessors, bool* overridden = nullptr);
+int prefill_k_splits(std::int64_t m, std::int64_t n, std::int64_t chunks, int multiprocessors, bool* overridden = nullptr,
+                     const Overrides& overrides = Overrides::from_environment());
 
 }  // namespace fp4gemm::cuda_nvfp4

@@ -1,6 +1,6 @@
 // NVFP4 x BF16 GEMM for small M on Hopper (cuda_nvfp4 picks it from M = 17 for tall weights, from
 // M = 25 where its grid fills the SMs and from M = 33 for large weights, choose_decode_kernel): the
-// weight decode of the mma.sync kernel (sm90_decode_gemm.cu, decode_layout.hpp), multiplied with
+// weight decode of the mma.sync kernel (sm80_nvfp4_mma_gemm.cu, weight_layout.hpp), multiplied with
 // warpgroup MMAs so that one copy of the activations in shared memory serves a whole CTA instead of
 // each warp loading its own.
 //
@@ -26,7 +26,7 @@
 //   partial sums in shared memory and sums every splits-th accumulator quad of the column's
 //   partials (distributed shared memory) in rank order: deterministic, no workspace and no second
 //   kernel. Without a K split a CTA stores straight from its accumulators.
-// - The stream-K grid (kStreamed; stream_k_partition.hpp) is stream_k_ctas_per_sm CTAs per SM
+// - The stream-K grid (kStreamed; sm90_nvfp4_wgmma_stream_k.hpp) is stream_k_ctas_per_sm CTAs per SM
 //   instead, each walking an equal share of the (row block, chunk) pairs as segments, one per row
 //   block; a row block split between CTAs is summed by the CTA of its last chunk from the others'
 //   slots in a global workspace (finish_stream_k_segment).
@@ -71,7 +71,7 @@ struct WgmmaSharedLayout {
 };
 
 #if FP4GEMM_SM90A_DEVICE
-// The end of one segment of the stream-K grid (stream_k_partition.hpp), for the consumer threads
+// The end of one segment of the stream-K grid (sm90_nvfp4_wgmma_stream_k.hpp), for the consumer threads
 // (the first kConsumerThreads of the CTA; `rows` weight rows per row block). A contributor leaves
 // its sums in its workspace slot, quad-major (consecutive threads 16 bytes apart), and returns true:
 // its flag is raised later (raise_stream_k_flag). The finisher adds the contributors' slots to its
@@ -97,7 +97,7 @@ __device__ __forceinline__ bool finish_stream_k_segment(const WgmmaGemmArgs& arg
     return true;
   }
   if (segment.first_cta < cta) {
-    // NOTE: only CTAs of lower index are waited for (stream_k_partition.hpp: no deadlock).
+    // NOTE: only CTAs of lower index are waited for (sm90_nvfp4_wgmma_stream_k.hpp: no deadlock).
     if (threadIdx.x == 0) {
       for (int contributor = segment.first_cta; contributor < cta; ++contributor) {
         while (load_acquire_gpu(args.stream_flags + contributor) == 0) __nanosleep(64);
@@ -161,7 +161,7 @@ __global__ void __launch_bounds__(wgmma_cta_threads(kWarpgroups), kStreamed ? st
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   // The row blocks and chunk ranges this CTA walks: one in the data-parallel grid (its row block,
   // its split's chunks), one per row block it has a part of in the stream-K grid
-  // (stream_k_partition.hpp), whose CTAs are never clustered.
+  // (sm90_nvfp4_wgmma_stream_k.hpp), whose CTAs are never clustered.
   const int segments = kStreamed ? args.stream.segments(int(blockIdx.x)) : 1;
   const auto segment_at = [&](int index) {
     return kStreamed ? stream_k_segment(args.stream, int(blockIdx.x), index)
@@ -275,7 +275,7 @@ __global__ void __launch_bounds__(wgmma_cta_threads(kWarpgroups), kStreamed ? st
     };
     // Software-pipelined: the wgmmas of chunk c run while the warp decodes chunk c + 1 into another
     // fragment set, so the tensor pipe and the decode overlap inside each warpgroup;
-    // kWgmmaGroupsInFlight groups stay issued while it decodes (wgmma_tuning.hpp). A fragment set
+    // kWgmmaGroupsInFlight groups stay issued while it decodes (sm90_nvfp4_wgmma_tuning.hpp). A fragment set
     // is rewritten only after `wgmma_wait` has retired the group that read it, and no instruction
     // touches a fragment of an in-flight group (else ptxas serializes every wgmma, C7513).
     constexpr int kInFlight = kWgmmaGroupsInFlight, kSets = kInFlight + 1;

@@ -1,5 +1,5 @@
 #pragma once
-// Launcher of the NVFP4 wgmma kernel for 16 < M <= 64 on SM 9.0 (defined in sm90_wgmma_gemm.cu).
+// Launcher of the NVFP4 wgmma kernel for 16 < M <= 64 on SM 9.0 (defined in sm90_nvfp4_wgmma_gemm.cu).
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -13,7 +13,7 @@ namespace fp4gemm::cuda_nvfp4 {
 
 struct WgmmaGemmArgs : KernelProblem {
   const void* packed_activations = nullptr;  // activation_pack_layout.hpp, shape.tokens wide
-  // The stream-K grid (stream_k_partition.hpp) where stream.ctas > 0, else the data-parallel one.
+  // The stream-K grid (sm90_nvfp4_wgmma_stream_k.hpp) where stream.ctas > 0, else the data-parallel one.
   StreamKPartition stream;
   unsigned* stream_flags = nullptr;   // one per CTA, zero at launch
   void* stream_partials = nullptr;    // one slot of (CTA rows x shape.tokens) floats per CTA

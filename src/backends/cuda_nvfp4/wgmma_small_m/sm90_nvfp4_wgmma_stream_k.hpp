@@ -1,5 +1,5 @@
 #pragma once
-// How the stream-K grid of the wgmma kernel (sm90_wgmma_gemm.cu) shares the work: the problem's
+// How the stream-K grid of the wgmma kernel (sm90_nvfp4_wgmma_gemm.cu) shares the work: the problem's
 // work units are (row block, chunk) pairs, row block after row block, and CTA i takes the units
 // [units * i / ctas, units * (i + 1) / ctas), so CTAs differ by at most one chunk however the row
 // blocks fall on the SMs. A CTA's range crosses row blocks; its part of each is a *segment*.

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "backends/cuda_nvfp4/weight_layout.hpp"
-#include "backends/cuda_nvfp4/tuning_knobs.hpp"
+#include "backends/cuda_nvfp4/overrides.hpp"
 #include "fp4gemm/error.hpp"
 
 namespace fp4gemm::cuda_nvfp4 {
@@ -93,9 +93,9 @@ StreamKPartition wgmma_stream_partition(const WgmmaShape& shape, std::int64_t n,
 namespace {
 
 // FP4GEMM_WGMMA_SHAPE (wgmma_shape_override).
-bool wgmma_split_shape_override(WgmmaShape& shape) {
-  const char* text = tuning_knob("FP4GEMM_WGMMA_SHAPE");
-  if (text == nullptr) return false;
+bool wgmma_split_shape_override(WgmmaShape& shape, const Overrides& overrides) {
+  if (!overrides.wgmma_shape) return false;
+  const char* text = overrides.wgmma_shape->c_str();
   int warpgroups = 0, splits = 0, multicast = 1;
   const int fields = std::sscanf(text, "%d:%d:%d", &warpgroups, &splits, &multicast);
   const auto power_of_two = [](int value) { return value >= 1 && std::has_single_bit(unsigned(value)); };
@@ -113,23 +113,24 @@ bool wgmma_split_shape_override(WgmmaShape& shape) {
 
 }  // namespace
 
-WgmmaShape wgmma_shape_to_run(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool& overridden) {
+WgmmaShape wgmma_shape_to_run(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool& overridden,
+                              const Overrides& overrides) {
   WgmmaShape shape = choose_wgmma_shape(m, n, k, multiprocessors);
-  overridden = wgmma_shape_override(shape);
-  if (overridden && shape.stream_ctas == 0 && tuning_knob("FP4GEMM_WGMMA_SHAPE") == nullptr) {
+  overridden = wgmma_shape_override(shape, overrides);
+  if (overridden && shape.stream_ctas == 0 && !overrides.wgmma_shape) {
     shape = choose_data_parallel_wgmma_shape(m, n, k, multiprocessors);  // FP4GEMM_WGMMA_STREAM=0 alone
   }
   return shape;
 }
 
-bool wgmma_shape_override(WgmmaShape& shape) {
-  const bool shaped = wgmma_split_shape_override(shape);
-  if (const char* text = tuning_knob("FP4GEMM_WGMMA_STREAM")) {
-    shape.stream_ctas = integer_knob("FP4GEMM_WGMMA_STREAM", text, 0, 65535, "a CTA count (0: no stream-K grid)");
+bool wgmma_shape_override(WgmmaShape& shape, const Overrides& overrides) {
+  const bool shaped = wgmma_split_shape_override(shape, overrides);
+  if (overrides.wgmma_stream) {
+    shape.stream_ctas = integer_knob("FP4GEMM_WGMMA_STREAM", *overrides.wgmma_stream, 0, 65535, "a CTA count (0: no stream-K grid)");
     if (shape.stream_ctas > 0) {
       if (shaped && (shape.splits != 1 || shape.multicast != 1)) {
         throw_invalid("FP4GEMM_WGMMA_STREAM needs FP4GEMM_WGMMA_SHAPE to have splits and multicast 1 (a stream-K grid is never "
-                      "clustered), not '" + std::string(tuning_knob("FP4GEMM_WGMMA_SHAPE")) + "'");
+                      "clustered), not '" + *overrides.wgmma_shape + "'");
       }
       shape.splits = shape.multicast = 1;
       if (!shaped) shape.warpgroups = kStreamKWarpgroups;  // else is_compiled_wgmma_shape judges the one asked for

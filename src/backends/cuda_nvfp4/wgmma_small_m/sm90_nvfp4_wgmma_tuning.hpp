@@ -1,10 +1,12 @@
 #pragma once
-// Grids of the `cuda_nvfp4` wgmma kernel (SM 9.0 only; sm90_wgmma_gemm.cu): its pipeline, its
+// Grids of the `cuda_nvfp4` wgmma kernel (SM 9.0 only; sm90_nvfp4_wgmma_gemm.cu): its pipeline, its
 // clusters of K splits, and the stream-K grid that replaces them where they would leave SMs idle.
-// Where the wgmma kernel runs instead of mma.sync is the kernel switch's (decode_tuning.hpp). Each
+// Where the wgmma kernel runs instead of mma.sync is the kernel switch's (sm80_nvfp4_mma_tuning.hpp). Each
 // tuned constant is defined once, with its measurement (bench/results/, dated files; H200).
 #include <cstdint>
 
+#include "backends/cuda_nvfp4/overrides.hpp"
+#include "backends/cuda_nvfp4/selection_rules.hpp"
 #include "backends/cuda_nvfp4/wgmma_small_m/sm90_nvfp4_wgmma_stream_k.hpp"
 
 namespace fp4gemm::cuda_nvfp4 {
@@ -81,7 +83,7 @@ inline constexpr int kWgmmaIdleSplitMinChunks = 128;
 inline constexpr double kWgmmaIdleSplitMaxSmFill = 0.9;
 
 // Where choose_wgmma_shape runs the stream-K grid (stream_k_ctas_per_sm CTAs per SM, each an equal share of the
-// (row block, chunk) pairs; stream_k_partition.hpp) instead of the data-parallel one. H200, same
+// (row block, chunk) pairs; sm90_nvfp4_wgmma_stream_k.hpp) instead of the data-parallel one. H200, same
 // run, both forced:
 // - data-parallel grids that fill less than kWgmmaStreamMaxFill of their waves' slots: 10240x8192
 //   (160 CTAs on 264 slots) 0.79-0.83, 12288x4096 (96 on 132) 0.90-0.95, 5120x4096 (80) 0.92-0.97,
@@ -93,8 +95,8 @@ inline constexpr double kWgmmaIdleSplitMaxSmFill = 0.9;
 //   instead of one); at 64 chunks, 4096x4096, 0.96-0.98 at M <= 32 but 1.07 at M = 48/64;
 // - each CTA must get kWgmmaStreamMinChunksPerCta chunks or more (the split row blocks' fixup is a
 //   fixed ~2-3 us a call; 4096x4096 at 15.5 chunks a CTA is the shortest measured).
-inline constexpr double kWgmmaStreamMaxFill = 0.8;
-inline constexpr int kWgmmaStreamOneWarpgroupMinChunks = 128;
+inline constexpr double kWgmmaStreamMaxFill = double(selection_rule("kWgmmaStreamMaxFill"));
+inline constexpr int kWgmmaStreamOneWarpgroupMinChunks = int(selection_rule("kWgmmaStreamOneWarpgroupMinChunks"));
 inline constexpr int kWgmmaStreamMinChunksPerCta = 16;
 // Stream-K CTAs one SM holds, by token width (the kernel's __launch_bounds__; the grid is this many
 // CTAs per SM). The 16- and 32-token stream-K kernels are bounded to two per SM: 96 registers, 0 and
@@ -109,7 +111,7 @@ constexpr int stream_k_ctas_per_sm(int tokens) { return tokens <= 32 ? 2 : 1; }
 // CTAs than SMs (two on some SMs, one on others: the kernel lasts as long as the SMs with two) that
 // fill less than this of their waves' slots (28672x8192: 224 CTAs on 264 slots, 85%; the SMs with
 // one CTA idled half the kernel, ncu: tensor pipe 25% on them against 50%).
-inline constexpr double kWgmmaStreamCrowdedMaxFill = 0.9;
+inline constexpr double kWgmmaStreamCrowdedMaxFill = double(selection_rule("kWgmmaStreamCrowdedMaxFill"));
 // Data-parallel CTAs of the wgmma kernel one SM holds once the grid no longer fits one per SM
 // (registers and shared memory of the 128-row CTAs at every token width on SM 9.0).
 inline constexpr int kWgmmaCrowdedCtasPerSm = 2;
@@ -120,7 +122,7 @@ inline constexpr int kStreamKWarpgroups = 2;
 // A CTA is `warpgroups` consumer warpgroups (64 weight rows each) plus two producer warps, over
 // `tokens` (16, 32 or 64) activation rows; a cluster is `multicast` CTAs along N sharing the
 // activation copies times `splits` CTAs along K. With stream_ctas > 0 the grid is instead that
-// many unclustered CTAs sharing the (row block, chunk) pairs evenly (stream_k_partition.hpp;
+// many unclustered CTAs sharing the (row block, chunk) pairs evenly (sm90_nvfp4_wgmma_stream_k.hpp;
 // splits and multicast are then 1).
 struct WgmmaShape {
   int tokens;
@@ -161,9 +163,10 @@ StreamKPartition wgmma_stream_partition(const WgmmaShape& shape, std::int64_t n,
 // FP4GEMM_WGMMA_STREAM=C (a stream-K grid of C CTAs of kStreamKWarpgroups warpgroups; 0 turns
 // the stream-K grid off). Returns false when neither is set; throws on a malformed value (splits
 // and multicast must be powers of two; a stream-K grid needs splits = multicast = 1).
-bool wgmma_shape_override(WgmmaShape& shape);
+bool wgmma_shape_override(WgmmaShape& shape, const Overrides& overrides = Overrides::from_environment());
 // The shape the wgmma kernel runs: choose_wgmma_shape's with the knobs applied (`overridden` says
 // whether any was set); FP4GEMM_WGMMA_STREAM=0 alone gives the rule's data-parallel grid.
-WgmmaShape wgmma_shape_to_run(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool& overridden);
+WgmmaShape wgmma_shape_to_run(std::int64_t m, std::int64_t n, std::int64_t k, int multiprocessors, bool& overridden,
+                              const Overrides& overrides = Overrides::from_environment());
 
 }  // namespace fp4gemm::cuda_nvfp4

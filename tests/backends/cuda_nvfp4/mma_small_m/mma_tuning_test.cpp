@@ -289,7 +289,7 @@ TEST(CudaNvfp4MmaTuning, ProgrammaticLaunchFollowsTheGridUnlessForcedAndNeverBef
 }
 
 TEST(CudaNvfp4MmaTuning, AGridFillsTheGpuFromNinetyPercentOfItsResidentSlots) {
-  // The H200 figures behind the rule (decode_tuning.hpp): 132 SMs.
+  // The H200 figures behind the rule (sm80_nvfp4_mma_tuning.hpp): 132 SMs.
   EXPECT_TRUE(grid_fills_gpu(896, 7, 132));   // M = 1 28672x8192: 896 of 924 slots
   EXPECT_TRUE(grid_fills_gpu(896, 4, 132));   // M = 16 28672x8192: 1.7 waves
   EXPECT_FALSE(grid_fills_gpu(256, 3, 132));  // M = 1 4096x12288: 256 of 396
@@ -300,7 +300,7 @@ TEST(CudaNvfp4MmaTuning, AGridFillsTheGpuFromNinetyPercentOfItsResidentSlots) {
   EXPECT_FALSE(grid_fills_gpu(1000, 0, 132));  // occupancy unknown: no PDL
 }
 
-// Weights of few rows at M <= 16 split K over clusters (decode_tuning.hpp, kClusteredWarpsK), as
+// Weights of few rows at M <= 16 split K over clusters (sm80_nvfp4_mma_tuning.hpp, kClusteredWarpsK), as
 // measured on the H200; the rows where clusters lost
 // keep the unclustered rule, and so do three or more activation tiles.
 TEST(CudaNvfp4MmaTuning, FewRowWeightsSplitKOverClusters) {

@@ -1,4 +1,4 @@
-// The stream-K work split of the wgmma kernel (stream_k_partition.hpp), checked on the host for
+// The stream-K work split of the wgmma kernel (sm90_nvfp4_wgmma_stream_k.hpp), checked on the host for
 // the properties the kernel's correctness rests on: every (row block, chunk) unit is walked by
 // exactly one CTA, CTA loads differ by at most one chunk, each shared row block has exactly one
 // finisher (the CTA of its last chunk) whose contributors are exactly the lower CTAs that hold a

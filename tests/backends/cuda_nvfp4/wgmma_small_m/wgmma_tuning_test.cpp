@@ -109,7 +109,7 @@ TEST(CudaNvfp4WgmmaTuning, WgmmaShapesCoverTheirTokensAndSplitKWithinACluster) {
   EXPECT_EQ(ruled.stream_ctas, 132);
 }
 
-// Where the stream-K grid replaces the data-parallel one on 132 SMs (wgmma_tuning.hpp,
+// Where the stream-K grid replaces the data-parallel one on 132 SMs (sm90_nvfp4_wgmma_tuning.hpp,
 // kWgmmaStreamMaxFill), at every token width.
 TEST(CudaNvfp4WgmmaTuning, StreamKGridWhereTheDataParallelOneLeavesSmsIdle) {
   unsetenv("FP4GEMM_WGMMA_SHAPE");

@@ -1,10 +1,12 @@
-#include "backends/cuda_nvfp4/kernel_plan.hpp"
-
+// The Plan in words: the kernel and why, its launch shape and the rule behind each choice, the
+// rejected kernels, and the rules table rows that decided with their values.
 #include <cstdio>
 #include <sstream>
 
+#include "backends/cuda_nvfp4/kernel_switch.hpp"
+#include "backends/cuda_nvfp4/plan.hpp"
+#include "backends/cuda_nvfp4/selection_rules.hpp"
 #include "backends/cuda_nvfp4/weight_layout.hpp"
-#include "backends/cuda_nvfp4/mma_small_m/sm80_nvfp4_mma_tuning.hpp"
 #include "fp4gemm/error.hpp"
 
 namespace fp4gemm::cuda_nvfp4 {
@@ -15,11 +17,13 @@ std::string plural(std::int64_t count, const char* one, const char* many) {
 }
 
 // Why the kernel switch chose what it did.
-std::string kernel_reason(DecodeKernel kernel, const GemmProblem& problem, const DeviceInfo& device,
-                          const ResidentCtasPerSm& resident_ctas_per_sm) {
-  if (device.sm() != 90) return "the only kernel off SM 9.0, where wgmma is sm_90a code";
+}  // namespace
+
+std::string kernel_rule_text(const Plan& plan, const Overrides& overrides, bool pairs_ahead) {
+  const GemmProblem& problem = plan.problem;
+  if (plan.sm != 90) return "the only kernel off SM 9.0, where wgmma is sm_90a code";
   if (problem.m > kMaxActivationRows) return "M > " + std::to_string(kMaxActivationRows) + ": the decode kernels' widest wgmma is 64 rows";
-  if (tuning_knob("FP4GEMM_DECODE_KERNEL") != nullptr) return "forced by FP4GEMM_DECODE_KERNEL";
+  if (overrides.decode_kernel) return "forced by FP4GEMM_DECODE_KERNEL";
   const std::string rule = "SM 9.0 runs wgmma from M = " + std::to_string(kWgmmaMinM) + " when N >= " + std::to_string(kWgmmaMinN) +
                            " or N x K >= " + std::to_string(kWgmmaMinElements) + ", from M = " + std::to_string(kWgmmaFilledMinM) +
                            " when K >= " + std::to_string(kWgmmaFilledMinK) + " and its grid puts two warpgroups per CTA on " +
@@ -29,15 +33,11 @@ std::string kernel_reason(DecodeKernel kernel, const GemmProblem& problem, const
                            std::to_string(kWgmmaTallMinK) + " or N >= " + std::to_string(kWgmmaTallStreamMinN) + " and K >= " +
                            std::to_string(kWgmmaTallStreamMinK);
   std::string here;
-  if (in_wgmma_filled_band(problem.m, problem.k) && device.multiprocessors > 0) {
-    const WgmmaShape shape = choose_data_parallel_wgmma_shape(problem.m, problem.n, problem.k, device.multiprocessors);
+  if (in_wgmma_filled_band(problem.m, problem.k) && plan.multiprocessors > 0) {
+    const WgmmaShape shape = choose_data_parallel_wgmma_shape(problem.m, problem.n, problem.k, plan.multiprocessors);
     here = " (here " + plural(wgmma_grid_ctas(shape, problem.n), "CTA", "CTAs") + " of " +
-           plural(shape.warpgroups, "warpgroup", "warpgroups") + " on " + std::to_string(device.multiprocessors) + " SMs)";
+           plural(shape.warpgroups, "warpgroup", "warpgroups") + " on " + std::to_string(plan.multiprocessors) + " SMs)";
   }
-  // The rule's wgmma, set aside for tile pairs (tile_pairs_ahead_of_wgmma).
-  const bool pairs_ahead = kernel == DecodeKernel::mma && resident_ctas_per_sm &&
-                           choose_decode_kernel(problem.m, problem.n, problem.k, device.sm(), device.multiprocessors) ==
-                               DecodeKernel::wgmma;
   if (pairs_ahead) {
     char warps[16];
     std::snprintf(warps, sizeof warps, "%.1f", kMinPairsAheadOfStreamKWarpsPerSm);
@@ -45,8 +45,10 @@ std::string kernel_reason(DecodeKernel kernel, const GemmProblem& problem, const
            std::to_string(kPairsAheadOfWgmmaMaxChunksPerWarp) + " chunks (against stream-K, with " + warps +
            " warps per SM or more); the wgmma rule holds here: " + rule + here;
   }
-  return (kernel == DecodeKernel::mma ? "not wgmma: " : "") + rule + here;
+  return (plan.kernel == DecodeKernel::mma ? "not wgmma: " : "") + rule + here;
 }
+
+namespace {
 
 std::string shape_name(const LaunchShape& shape) {
   return std::to_string(shape.warps_n) + "x" + std::to_string(shape.warps_k) + (shape.tiles_per_warp == 2 ? "x2" : "");
@@ -77,15 +79,14 @@ void describe_size_rule(const LaunchShape& shape, std::ostringstream& text) {
   }
 }
 
-// Returns the shape described (the one the launcher runs).
-LaunchShape describe_mma(const GemmProblem& problem, const DeviceInfo& device, const ResidentCtasPerSm& resident_ctas_per_sm,
-                         std::ostringstream& text) {
-  const bool programmatic = programmatic_launch_policy(device.sm()) != ProgrammaticLaunch::off;
-  const LaunchShape rule = choose_launch_shape(problem.m, problem.n, problem.k, device.multiprocessors, programmatic);
-  LaunchShape shape = choose_launch_shape(problem.m, problem.n, problem.k, device.multiprocessors, programmatic, resident_ctas_per_sm);
+void describe_mma(const Plan& plan, std::ostringstream& text) {
+  const GemmProblem& problem = plan.problem;
+  const ResidentCtasPerSm& resident_ctas_per_sm = plan.occupancy;
+  const LaunchShape& rule = plan.mma_rule_shape;
+  const LaunchShape& shape = plan.mma;
+  const bool overridden = plan.mma_overridden;
   const bool wave_fitted = shape.warps_n != rule.warps_n || shape.warps_k != rule.warps_k ||
                            shape.tiles_per_warp != rule.tiles_per_warp || shape.cluster_k != rule.cluster_k;
-  const bool overridden = shape_override(shape);
   const std::int64_t cta_tiles = std::int64_t(shape.warps_n) * shape.tiles_per_warp;
   text << plural(grid_ctas(shape, problem.n), "CTA", "CTAs") << " of " << shape.warps_n << "x" << shape.warps_k << " warps ("
        << kTileRows * cta_tiles << " weight rows, K split " << plural(shape.warps_k * shape.cluster_k, "way", "ways");
@@ -98,7 +99,7 @@ LaunchShape describe_mma(const GemmProblem& problem, const DeviceInfo& device, c
     text << " [FP4GEMM_DECODE_SHAPE]";
   } else if (is_many_tile_pair(shape)) {
     char warps[32];
-    std::snprintf(warps, sizeof warps, "%.1f", resident_warps_per_sm(shape, problem.n, device.multiprocessors, resident_ctas_per_sm));
+    std::snprintf(warps, sizeof warps, "%.1f", resident_warps_per_sm(shape, problem.n, plan.multiprocessors, resident_ctas_per_sm));
     text << " (tile pairs: each activation load serves 32 weight rows, half the L1 work that binds MMA passes of "
          << 8 * (kMaxPairedMTiles + 1) << "-" << 8 * kRegisterBoundedMTiles << " rows; this grid fits one wave at " << warps
          << " warps per SM, at least " << min_many_tile_pair_warps_per_sm(problem.m)
@@ -107,10 +108,10 @@ LaunchShape describe_mma(const GemmProblem& problem, const DeviceInfo& device, c
     char waves[32];
     LaunchShape rule_form = rule;  // the size rule's shape in the form (bounded or not) the grid was fitted in
     rule_form.register_bounded = shape.register_bounded;
-    std::snprintf(waves, sizeof waves, "%.2f", shape_waves(rule_form, problem.n, device.multiprocessors, resident_ctas_per_sm));
+    std::snprintf(waves, sizeof waves, "%.2f", shape_waves(rule_form, problem.n, plan.multiprocessors, resident_ctas_per_sm));
     text << "; not the size rule's " << shape_name(rule) << ", whose grid of " << grid_ctas(rule, problem.n) << " CTAs would take "
          << waves << " waves of the GPU's resident slots; ";
-    const double waves_here = shape_waves(shape, problem.n, device.multiprocessors, resident_ctas_per_sm);
+    const double waves_here = shape_waves(shape, problem.n, plan.multiprocessors, resident_ctas_per_sm);
     if (waves_here <= 1.0) {
       text << "this grid fits one";
     } else {
@@ -132,14 +133,14 @@ LaunchShape describe_mma(const GemmProblem& problem, const DeviceInfo& device, c
          << (overridden ? "" : std::string(" (its grid keeps more than ") + gain + "x the warps per SM of the unbounded kernel's)");
   }
   text << ", activation rows in MMA passes of " << 8 * shape.m_tiles;
-  return shape;
 }
 
-void describe_wgmma(const GemmProblem& problem, const DeviceInfo& device, std::ostringstream& text) {
-  bool overridden = false;
-  const WgmmaShape shape = wgmma_shape_to_run(problem.m, problem.n, problem.k, device.multiprocessors, overridden);
+void describe_wgmma(const Plan& plan, std::ostringstream& text) {
+  const GemmProblem& problem = plan.problem;
+  const WgmmaShape& shape = plan.wgmma;
+  const bool overridden = plan.wgmma_overridden;
   const std::int64_t rows = 64 * std::int64_t(shape.warpgroups);
-  const StreamKPartition partition = wgmma_stream_partition(shape, problem.n, problem.k);
+  const StreamKPartition& partition = plan.stream;
   const std::int64_t ctas = shape.stream_ctas > 0 ? partition.ctas : wgmma_grid_ctas(shape, problem.n);
   const std::string ctas_text = plural(ctas, "CTA", "CTAs") + " of " + plural(shape.warpgroups, "warpgroup", "warpgroups") + " (" +
                                 std::to_string(rows) + " weight rows) and two producer warps";
@@ -159,11 +160,11 @@ void describe_wgmma(const GemmProblem& problem, const DeviceInfo& device, std::o
     text << " [FP4GEMM_WGMMA_SHAPE / FP4GEMM_WGMMA_STREAM]";
   } else if (shape.stream_ctas > 0) {
     // Why not the data-parallel grid (stream_k_reason, the rule's own).
-    const WgmmaShape whole = choose_data_parallel_wgmma_shape(problem.m, problem.n, problem.k, device.multiprocessors);
+    const WgmmaShape whole = choose_data_parallel_wgmma_shape(problem.m, problem.n, problem.k, plan.multiprocessors);
     text << ", not the data-parallel grid of " << plural(wgmma_grid_ctas(whole, problem.n), "CTA", "CTAs") << " of "
          << plural(whole.warpgroups, "warpgroup", "warpgroups");
-    const int busy = int(wgmma_grid_fill(whole, problem.n, device.multiprocessors) * 100 + 0.5);
-    switch (stream_k_reason(whole, problem.n, problem.k, device.multiprocessors)) {
+    const int busy = int(wgmma_grid_fill(whole, problem.n, plan.multiprocessors) * 100 + 0.5);
+    switch (stream_k_reason(whole, problem.n, problem.k, plan.multiprocessors)) {
       case StreamKReason::idle:
         text << ", which would keep the SMs busy " << busy << "% of its time (stream-K below " << int(kWgmmaStreamMaxFill * 100) << "%)";
         break;
@@ -178,35 +179,35 @@ void describe_wgmma(const GemmProblem& problem, const DeviceInfo& device, std::o
         break;
     }
   }
-  if (wgmma_one_cta_per_sm(ctas, device.multiprocessors)) {
-    text << "; one CTA per SM (the grid fits the " << device.multiprocessors
+  if (wgmma_one_cta_per_sm(ctas, plan.multiprocessors)) {
+    text << "; one CTA per SM (the grid fits the " << plan.multiprocessors
          << " SMs; a second slot per SM would let the next call's CTAs pile onto busy SMs)";
   }
 }
 
-void describe_prefill(const GemmProblem& problem, const DeviceInfo& device, std::ostringstream& text) {
-  const std::int64_t tiles = prefill_tiles(problem.m, problem.n);
-  bool forced = false;
-  const int splits = prefill_k_splits(problem.m, problem.n, chunks_covering(problem.k), device.multiprocessors, &forced);
+void describe_prefill(const Plan& plan, std::ostringstream& text) {
+  const std::int64_t tiles = prefill_tiles(plan.problem.m, plan.problem.n);
+  const int splits = plan.prefill_splits;
+  const bool forced = plan.prefill_overridden;
   text << plural(tiles, "tile", "tiles") << " of " << kPrefillCtaTokens << " activation rows x " << kPrefillCtaRows
        << " weight rows, " << kPrefillDecodeWarps
        << " warps per CTA decoding whole chunks in turn into BF16 in shared memory for two warpgroups of wgmma.m64n128k16";
   const auto waves = [&](std::int64_t ctas) {
     char formatted[32];
-    std::snprintf(formatted, sizeof formatted, "%.2f", double(ctas) / device.multiprocessors);
+    std::snprintf(formatted, sizeof formatted, "%.2f", double(ctas) / plan.multiprocessors);
     return std::string(formatted);
   };
   if (splits > 1) {
     text << "; K split " << splits << " ways" << (forced ? " [FP4GEMM_PREFILL_SPLITS]" : "") << ", "
          << plural(tiles * splits, "CTA", "CTAs");
-    if (device.multiprocessors > 0 && !forced) {
-      text << " (" << waves(tiles * splits) << " waves on " << device.multiprocessors << " SMs, one CTA each, against "
+    if (plan.multiprocessors > 0 && !forced) {
+      text << " (" << waves(tiles * splits) << " waves on " << plan.multiprocessors << " SMs, one CTA each, against "
            << waves(tiles) << " unsplit)";
     }
     text << ", each tile's last CTA adding the partial sums in split order";
   } else {
     text << ", one CTA per tile" << (forced ? " [FP4GEMM_PREFILL_SPLITS]" : "");
-    if (device.multiprocessors > 0) text << " (" << waves(tiles) << " waves on " << device.multiprocessors << " SMs)";
+    if (plan.multiprocessors > 0) text << " (" << waves(tiles) << " waves on " << plan.multiprocessors << " SMs)";
   }
 }
 
@@ -222,24 +223,60 @@ std::string describe_programmatic_launch(ProgrammaticLaunch policy, DecodeKernel
          "% of the GPU's resident CTA slots (the kernel's occupancy, checked at launch)";
 }
 
+
+// A rule's value as the table gives it (33, 0.8, 16777216).
+std::string rule_value_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
 }  // namespace
 
-std::string describe_kernel_plan(const GemmProblem& problem, const DeviceInfo& device, const ResidentCtasPerSm& resident_ctas_per_sm) {
+std::string Plan::to_string(const std::string& device_note) const {
   std::ostringstream text;
-  try {
-    const DecodeKernel kernel =
-        choose_decode_kernel(problem.m, problem.n, problem.k, device.sm(), device.multiprocessors, resident_ctas_per_sm);
-    if (problem.activation == ActivationType::nvfp4) text << "NVFP4 activations dequantized to BF16 first (exact); ";
-    text << decode_kernel_name(kernel) << " kernel (" << kernel_reason(kernel, problem, device, resident_ctas_per_sm) << "): ";
-    LaunchShape mma_shape{};
-    switch (kernel) {
-      case DecodeKernel::mma: mma_shape = describe_mma(problem, device, resident_ctas_per_sm, text); break;
-      case DecodeKernel::wgmma: describe_wgmma(problem, device, text); break;
-      case DecodeKernel::prefill: describe_prefill(problem, device, text); break;
+  if (dequantize_activations) text << "NVFP4 activations dequantized to BF16 first (exact); ";
+  text << decode_kernel_name(kernel) << " kernel (" << kernel_rule << "): ";
+  switch (kernel) {
+    case DecodeKernel::mma: describe_mma(*this, text); break;
+    case DecodeKernel::wgmma: describe_wgmma(*this, text); break;
+    case DecodeKernel::prefill: describe_prefill(*this, text); break;
+  }
+  text << "; " << describe_programmatic_launch(pdl, kernel, mma, sm) << device_note;
+  // NOTE: the continuation lines are indented to follow explain's "kernel:   " label.
+  if (!rejected.empty()) {
+    text << "\n          not:   ";
+    for (std::size_t i = 0; i < rejected.size(); ++i) {
+      text << (i > 0 ? "; " : "") << decode_kernel_name(rejected[i].kernel) << " (" << rejected[i].reason << ")";
     }
-    text << "; " << describe_programmatic_launch(programmatic_launch_policy(device.sm()), kernel, mma_shape, device.sm());
+  }
+  if (!rules.empty()) {
+    text << "\n          rules: ";
+    for (std::size_t i = 0; i < rules.size(); ++i) text << (i > 0 ? ", " : "") << rules[i] << " = " << rule_value_text(selection_rule(rules[i]));
+    text << " (fp4gemm explain --rules: why each)";
+  }
+  return text.str();
+}
+
+std::string describe_plan(const GemmProblem& problem, const DeviceInfo& device, const Overrides& overrides,
+                          const ResidentCtasPerSm& occupancy) {
+  try {
+    return select_plan(problem, device, overrides, occupancy).to_string();
   } catch (const Error& error) {
     return std::string("cannot plan: ") + error.what();
+  }
+}
+
+std::string describe_selection_rules() {
+  std::ostringstream text;
+  std::string_view group;
+  for (const SelectionRule& rule : kSelectionRules) {
+    if (rule.group != group) {
+      group = rule.group;
+      text << (text.tellp() > 0 ? "\n" : "") << group << ":\n";
+    }
+    text << "  " << rule.name << " = " << rule_value_text(rule.value) << ": " << rule.decides << "\n    measured: " << rule.evidence
+         << "\n";
   }
   return text.str();
 }
