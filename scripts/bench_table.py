@@ -18,6 +18,10 @@ FP8_PEER = "cublaslt_fp8"
 FLOOR = "stream_floor"  # a read-only kernel over the weight bytes in the same harness (gpu_stream_floor.hpp)
 
 
+# Backend names renamed since older runs: read under their current name.
+RENAMED = {"cuda_decode": "cuda_nvfp4"}
+
+
 def read_lines(paths):
     for path in paths:
         with open(path, encoding="utf-8") as handle:
@@ -26,9 +30,12 @@ def read_lines(paths):
                 if not line.startswith("{"):
                     continue
                 try:
-                    yield json.loads(line)
+                    row = json.loads(line)
                 except json.JSONDecodeError:
                     continue
+                if row.get("backend") in RENAMED:
+                    row["backend"] = RENAMED[row["backend"]]
+                yield row
 
 
 def key_of(row):

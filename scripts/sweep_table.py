@@ -23,7 +23,7 @@ def main(path):
             if not line.startswith('{'):
                 continue
             row = json.loads(line)
-            if row.get('backend') != 'cuda_nvfp4' or 'shape' not in row:
+            if row.get('backend') not in ('cuda_nvfp4', 'cuda_decode') or 'shape' not in row:  # cuda_decode: its name in older runs
                 continue
             tag = row['shape']
             if tag not in tags:

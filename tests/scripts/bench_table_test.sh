@@ -37,6 +37,11 @@ grep -qF '| roofline µs | fraction | floor / time | cublas_bf16 µs | cublaslt_
 grep -qF '| 4096×4096 | 1 | 4.0 | 2.0 | 0.50 | 0.75 | 12.0 | 6.0 | 3.0 | 3.00× | 1.50× |' <<< "$out" || fail "floor row: $out"
 grep -qF '| 4096×4096 | 16 | 5.0 | 2.0 | 0.40 | – | 10.0 | – | – | 2.00× | – |' <<< "$out" || fail "row without a floor: $out"
 
+# Lines of an older run name the backend cuda_decode: read as cuda_nvfp4.
+sed 's/"cuda_nvfp4"/"cuda_decode"/' "$work/bench.jsonl" > "$work/renamed.jsonl"
+out=$(python3 "$script" "$work/renamed.jsonl") || fail "exit status on renamed lines $?"
+grep -qF '| 4096×4096 | 1 | 4.0 | 2.0 | 0.50 | 12.0 | 6.0 | 3.00× | 1.50× |' <<< "$out" || fail "renamed M = 1 row: $out"
+
 python3 "$script" "$work/bench.jsonl" --compare nolabel >/dev/null 2>"$work/err" && fail "--compare without '=' was accepted"
 grep -q "LABEL=FILE" "$work/err" || fail "--compare error does not say the form: $(cat "$work/err")"
 python3 "$script" --backend cpu "$work/bench.jsonl" >/dev/null 2>"$work/err" && fail "a backend with no lines was accepted"
