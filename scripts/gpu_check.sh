@@ -47,10 +47,10 @@ if [ "${SANITIZE:-1}" != 0 ]; then
   # Racecheck runs the prefill kernel (16 warps, a 200 KiB shared-memory ring) slowly: its two
   # large-shape tests took the whole call past 420 s,
   # so racecheck takes only its K-split test, which covers the same code on smaller shapes.
-  declare -A skipped=([memcheck]='' [racecheck]=':CudaNvfp4Wgmma.PrefillKernelMatchesTheReference:CudaNvfp4Wgmma.PrefillKernelTakesEveryTypeAndStride')
+  declare -A skipped=([memcheck]='' [racecheck]=':CudaNvfp4Prefill.PrefillKernelMatchesTheReference:CudaNvfp4Prefill.PrefillKernelTakesEveryTypeAndStride')
   for tool in memcheck racecheck; do
     timeout 600 "$sanitizer" --tool "$tool" "$bin/fp4gemm_gpu_tests" --gtest_brief=1 \
-      --gtest_filter="CudaNvfp4Launch*:CudaNvfp4Chained*:CudaNvfp4Wgmma*:-${skipped[$tool]}" \
+      --gtest_filter="CudaNvfp4Launch*:CudaNvfp4Chained*:CudaNvfp4Wgmma*:CudaNvfp4Prefill*:-${skipped[$tool]}" \
       > "$work/$tool.txt" 2>&1 ||
       { status=1; note "$tool FAILED"; }
     note "$tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$work/$tool.txt" | tail -1)"
