@@ -9,7 +9,9 @@
 #include "backends/cuda_nvfp4/kernel_switch.hpp"
 #include "backends/cuda_nvfp4/mma_small_m/sm80_nvfp4_mma_tuning.hpp"
 #include "backends/cuda_nvfp4/plan.hpp"
+#include "backends/cuda_nvfp4/selection_rules.hpp"
 #include "dispatch/device_arguments.hpp"
+#include "fp4gemm/error.hpp"
 
 namespace fp4gemm::cuda_nvfp4 {
 namespace {
@@ -198,29 +200,81 @@ TEST(CudaNvfp4KernelPlan, TheSm90PrefillKernelServesMAboveSixtyFour) {
   unsetenv("FP4GEMM_DECODE_KERNEL");
 }
 
-// The prefill kernel's K split where its tiles leave SMs idle, not where a split adds rounds of
-// CTAs (the H200 rows of); at least 8 chunks per CTA;
-// the knob overrides within 1-8 and the chunks.
-TEST(CudaNvfp4KernelPlan, ThePrefillKernelSplitsKWhereItsTilesLeaveSmsIdle) {
-  unsetenv("FP4GEMM_PREFILL_SPLITS");
-  EXPECT_EQ(prefill_k_splits(65, 4096, 64, 132), 4);      // 32 tiles: 4 ways measured fastest (33.3 -> 18.8 us)
-  EXPECT_EQ(prefill_k_splits(128, 4096, 192, 132), 4);    // 4096x12288: 90.2 -> 33.7
-  EXPECT_EQ(prefill_k_splits(256, 4096, 64, 132), 2);     // 64 tiles: 2 ways (4 ways is two rounds)
-  EXPECT_EQ(prefill_k_splits(65, 12288, 64, 132), 1);     // 96 tiles: 4 ways would be 3 rounds (44.4 against 34.3)
-  EXPECT_EQ(prefill_k_splits(256, 12288, 64, 132), 1);    // 192 tiles: 2 ways level (66.4 against 65.9)
-  EXPECT_EQ(prefill_k_splits(128, 28672, 128, 132), 1);   // 224 tiles: every split slower
-  EXPECT_EQ(prefill_k_splits(512, 4096, 64, 132), 1);     // 128 tiles, 0.97 waves
-  EXPECT_EQ(prefill_k_splits(128, 4096, 15, 132), 1);     // fewer than 16 chunks: no split keeps 8 per CTA
-  EXPECT_EQ(prefill_k_splits(128, 4096, 16, 132), 2);
-  EXPECT_EQ(prefill_k_splits(128, 4096, 64, 0), 1);       // SMs unknown
-  setenv("FP4GEMM_PREFILL_SPLITS", "3", 1);
-  bool forced = false;
-  EXPECT_EQ(prefill_k_splits(4096, 28672, 128, 132, &forced), 3);
-  EXPECT_TRUE(forced);
-  EXPECT_EQ(prefill_k_splits(128, 4096, 2, 132), 2);  // clamped to the chunks
-  setenv("FP4GEMM_PREFILL_SPLITS", "9", 1);
-  EXPECT_THROW(prefill_k_splits(128, 4096, 64, 132), Error);
-  unsetenv("FP4GEMM_PREFILL_SPLITS");
+// The plan names the kernels it did not take and why, and the rules table rows that decided, with
+// their values; run(), kernel_name() and explain read the same plan.
+TEST(CudaNvfp4KernelPlan, ThePlanNamesTheRejectedKernelsAndTheRulesThatDecided) {
+  const DeviceInfo h200 = dispatch::simulated_device(90, 130100);  // 132 SMs
+  const Overrides none;
+  const Plan small = select_plan({1, 4096, 4096, ActivationType::bf16, DType::bf16}, h200, none);
+  EXPECT_EQ(small.kernel, DecodeKernel::mma);
+  ASSERT_EQ(small.rejected.size(), 2u);
+  EXPECT_EQ(small.rejected[0].kernel, DecodeKernel::wgmma);
+  EXPECT_EQ(small.rejected[0].reason, "below the wgmma rule");
+  EXPECT_EQ(small.rejected[1].kernel, DecodeKernel::prefill);
+  EXPECT_EQ(small.rejected[1].reason, "M <= 64: a small-M kernel serves it");
+  EXPECT_EQ(small.pdl, ProgrammaticLaunch::when_grid_fills);
+  const std::string text = small.to_string();
+  EXPECT_TRUE(contains(text, "\n          not:   wgmma (below the wgmma rule); prefill (M <= 64: a small-M kernel serves it)")) << text;
+  EXPECT_TRUE(contains(text, "\n          rules: kMaxActivationRows = 64, kWgmmaTallMinM = 17, kProgrammaticMinSlotFraction = 0.9")) << text;
+
+  const Plan large = select_plan({64, 28672, 8192, ActivationType::bf16, DType::bf16}, h200, none);
+  EXPECT_EQ(large.kernel, DecodeKernel::wgmma);
+  EXPECT_EQ(large.rejected[0].reason, "the wgmma rule holds");
+  EXPECT_TRUE(contains(large.to_string(), "rules: kMaxActivationRows = 64, kWgmmaMinM = 33, kWgmmaMinN = 8192")) << large.to_string();
+
+  const Plan prefill = select_plan({512, 4096, 4096, ActivationType::bf16, DType::bf16}, h200, none);
+  EXPECT_EQ(prefill.kernel, DecodeKernel::prefill);
+  EXPECT_EQ(prefill.rejected[0].reason, "M > 64 on SM 9.0: the prefill kernel serves it");
+  EXPECT_EQ(prefill.rejected[1].reason, "M > 64: its widest token width is 64");
+  EXPECT_TRUE(contains(prefill.to_string(), "kPrefillMaxKSplits = 8")) << prefill.to_string();
+
+  const DeviceInfo a100 = dispatch::simulated_device(80, 130100);
+  const Plan ampere = select_plan({40, 28672, 8192, ActivationType::bf16, DType::bf16}, a100, none);
+  EXPECT_EQ(ampere.kernel, DecodeKernel::mma);
+  EXPECT_EQ(ampere.pdl, ProgrammaticLaunch::off);
+  for (const Rejection& rejected : ampere.rejected) EXPECT_EQ(rejected.reason, "sm_90a code: SM 9.0 only");
+
+  Overrides forced;
+  forced.decode_kernel = "wgmma";
+  forced.pdl = "0";
+  const Plan knob = select_plan({1, 4096, 4096, ActivationType::bf16, DType::bf16}, h200, forced);
+  EXPECT_EQ(knob.kernel, DecodeKernel::wgmma);
+  EXPECT_EQ(knob.pdl, ProgrammaticLaunch::off);
+  EXPECT_EQ(knob.rejected[0].reason, "FP4GEMM_DECODE_KERNEL=wgmma");
+  forced.pdl = "yes";
+  EXPECT_THROW(select_plan({1, 4096, 4096, ActivationType::bf16, DType::bf16}, h200, forced), Error);
+  // After a copy on the stream the kernel launches without PDL, and the shape is the one for that.
+  const Plan copied = select_plan({1, 4096, 4096, ActivationType::bf16, DType::bf16}, h200, none, nullptr, true);
+  EXPECT_EQ(copied.pdl, ProgrammaticLaunch::off);
+  EXPECT_NE(copied.mma.warps_k, small.mma.warps_k) << "the 16-way paired split fills the GPU for PDL only";
+}
+
+TEST(CudaNvfp4KernelPlan, TheRulesTableGivesEveryRowItsValueAndMeasurement) {
+  const std::string table = describe_selection_rules();
+  int rows = 0;
+  for (const SelectionRule& rule : kSelectionRules) {
+    ++rows;
+    EXPECT_FALSE(rule.decides.empty()) << rule.name;
+    EXPECT_FALSE(rule.evidence.empty()) << rule.name;
+    EXPECT_TRUE(contains(table, "  " + std::string(rule.name) + " = ")) << rule.name;
+  }
+  EXPECT_GE(rows, 30);
+  EXPECT_EQ(kWgmmaMinM, 33);
+  EXPECT_EQ(kMaxActivationRows, 64);
+  EXPECT_DOUBLE_EQ(kProgrammaticMinSlotFraction, 0.9);
+  EXPECT_EQ(kWgmmaMinElements, std::int64_t(1) << 24);
+}
+
+TEST(CudaNvfp4KernelPlan, OverridesAreTheEnvironmentsKnobs) {
+  setenv("FP4GEMM_DECODE_SHAPE", "1:8", 1);
+  setenv("FP4GEMM_PDL", "", 1);  // empty counts as unset
+  const Overrides overrides = Overrides::from_environment();
+  EXPECT_EQ(overrides.decode_shape, std::optional<std::string>("1:8"));
+  EXPECT_FALSE(overrides.pdl.has_value());
+  EXPECT_FALSE(overrides.decode_kernel.has_value());
+  unsetenv("FP4GEMM_DECODE_SHAPE");
+  unsetenv("FP4GEMM_PDL");
+  EXPECT_FALSE(Overrides::from_environment().decode_shape.has_value());
 }
 
 TEST(CudaNvfp4KernelPlan, KnobsAreReportedAndMalformedOnesAreNamedNotThrown) {
