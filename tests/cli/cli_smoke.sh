@@ -52,7 +52,7 @@ rules=$($cli explain --rules 2>&1) || fail "explain --rules exited non-zero: $ru
 for row in "kWgmmaMinM = 33" "kProgrammaticMinSlotFraction = 0.9" "kPrefillMaxKSplits = 8" "kClusteredWarpsK = 8"; do
   grep -qF "$row" <<< "$rules" || fail "explain --rules lacks '$row': $rules"
 done
-[ "$(grep -c 'measured: ' <<< "$rules")" -ge 30 ] || fail "explain --rules gives fewer than 30 measured rows: $rules"
+[ "$(grep -c 'evidence: ' <<< "$rules")" -ge 30 ] || fail "explain --rules gives fewer than 30 rows with evidence: $rules"
 # Where CUDA is built, the plan names the rows that decided it, and the deprecated name still selects it.
 simulated=$($cli explain -m 1 -n 4096 -k 4096 --simulate-sm 90 2>&1) || fail "explain --simulate-sm 90 exited non-zero: $simulated"
 if grep -q "cuda_nvfp4" <<< "$simulated"; then

@@ -227,7 +227,7 @@ std::string describe_programmatic_launch(ProgrammaticLaunch policy, DecodeKernel
 // A rule's value as the table gives it (33, 0.8, 16777216).
 std::string rule_value_text(double value) {
   char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
+  std::snprintf(text, sizeof text, "%.10g", value);
   return text;
 }
 
@@ -275,7 +275,7 @@ std::string describe_selection_rules() {
       group = rule.group;
       text << (text.tellp() > 0 ? "\n" : "") << group << ":\n";
     }
-    text << "  " << rule.name << " = " << rule_value_text(rule.value) << ": " << rule.decides << "\n    measured: " << rule.evidence
+    text << "  " << rule.name << " = " << rule_value_text(rule.value) << ": " << rule.decides << "\n    evidence: " << rule.evidence
          << "\n";
   }
   return text.str();

@@ -19,7 +19,7 @@ struct SelectionRule {
 inline constexpr SelectionRule kSelectionRules[] = {
     // The kernel: mma.sync (SM 8.0+), wgmma (SM 9.0, M <= 64) or prefill (SM 9.0, M > 64).
     {"kernel", "kMaxActivationRows", 64, "the most activation rows the small-M kernels take; above, the prefill kernel",
-     "structural: eight activation tiles of 8 rows, and wgmma's widest token width here is 64"},
+     "by construction: eight activation tiles of 8 rows, and wgmma's widest token width here is 64"},
     {"kernel", "kWgmmaMinM", 33, "wgmma from this M on weights of N >= kWgmmaMinN or N x K >= kWgmmaMinElements",
      "12288x4096 M = 33/64: wgmma 23.4/23.9 vs mma.sync 43.7/47.1 us"},
     {"kernel", "kWgmmaMinN", 8192, "the rows that make a weight large for kWgmmaMinM",

@@ -1,4 +1,4 @@
-// `cuda_nvfp4`'s kernel plan (plan.hpp), the line `fp4gemm explain` prints for it: it names
+// `cuda_nvfp4`'s Plan (plan.hpp), what `fp4gemm explain` prints for it: it names
 // the kernel and launch shape the tuning rules pick, says why, and reports a malformed knob
 // instead of throwing. Host code: runs without a GPU on simulated devices.
 #include <gtest/gtest.h>
