@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Where a CUDA change stands, in one run on a GPU machine: the GPU tests, `explain` and the bench
-# (peers in the same run) on the four issue-3 shapes, cuda_decode again with FP4GEMM_PDL=0 (the
+# (peers in the same run) on the four issue-3 shapes, cuda_nvfp4 again with FP4GEMM_PDL=0 (the
 # isolated-call cost), compute-sanitizer on the decode kernels, and the Markdown table of
 # scripts/bench_table.py. Everything lands in OUT_DIR/results.tgz plus OUT_DIR/table.md (a lent GPU
 # returns only a few files).
@@ -10,8 +10,7 @@
 # To make it bench/results/h200.md: unpack results.tgz, then
 #   COMMIT=<built commit> scripts/results_tables.sh --take h200 bench.jsonl bench-pdl-off.jsonl
 # Env: SHAPES ("N K" pairs, default the issue-3 four), MS (default 1,4,16,32,64), SANITIZE=0 skips
-# the sanitizers (a few minutes; the resident kernel's 114-case sweep is left to the plain run, its
-# many-round test covers it under the sanitizers).
+# the sanitizers (a few minutes).
 set -uo pipefail
 bin=$(cd "${1:?folder with fp4gemm, fp4gemm_gpu_tests and lib/}" && pwd)
 out=${2:?output folder}
@@ -37,7 +36,7 @@ for pair in "${pairs[@]}"; do
   done
   "$bin/fp4gemm" bench -m "$ms" -n "$n" -k "$k" --json >> "$work/bench.jsonl" 2>> "$work/bench-stderr.txt" ||
     { status=1; note "bench ${n}x${k} FAILED"; }
-  FP4GEMM_PDL=0 "$bin/fp4gemm" bench --backend cuda_decode --no-peers -m "$ms" -n "$n" -k "$k" --json \
+  FP4GEMM_PDL=0 "$bin/fp4gemm" bench --backend cuda_nvfp4 --no-peers -m "$ms" -n "$n" -k "$k" --json \
     >> "$work/bench-pdl-off.jsonl" 2>> "$work/bench-stderr.txt" || { status=1; note "bench ${n}x${k} (PDL off) FAILED"; }
 done
 here=$(cd "$(dirname "$0")" && pwd)
@@ -50,10 +49,10 @@ if [ "${SANITIZE:-1}" != 0 ]; then
   # Racecheck runs the prefill kernel (16 warps, a 200 KiB shared-memory ring) slowly: its two
   # large-shape tests took the whole run past 420 s on an H200,
   # so racecheck takes only its K-split test, which covers the same code on smaller shapes.
-  declare -A skipped=([memcheck]='' [racecheck]=':CudaDecodeWgmma.PrefillKernelMatchesTheReference:CudaDecodeWgmma.PrefillKernelTakesEveryTypeAndStride')
+  declare -A skipped=([memcheck]='' [racecheck]=':CudaNvfp4Prefill.PrefillKernelMatchesTheReference:CudaNvfp4Prefill.PrefillKernelTakesEveryTypeAndStride')
   for tool in memcheck racecheck; do
     timeout 600 "$sanitizer" --tool "$tool" "$bin/fp4gemm_gpu_tests" --gtest_brief=1 \
-      --gtest_filter="CudaDecodeLaunch*:CudaDecodeChained*:CudaDecodeWgmma*:-CudaDecodeWgmma.ResidentKernelAtEverySplit*${skipped[$tool]}" \
+      --gtest_filter="CudaNvfp4Launch*:CudaNvfp4Chained*:CudaNvfp4Wgmma*:CudaNvfp4Prefill*:-${skipped[$tool]}" \
       > "$work/$tool.txt" 2>&1 ||
       { status=1; note "$tool FAILED"; }
     note "$tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$work/$tool.txt" | tail -1)"

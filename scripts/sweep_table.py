@@ -23,7 +23,7 @@ def main(path):
             if not line.startswith('{'):
                 continue
             row = json.loads(line)
-            if row.get('backend') != 'cuda_decode' or 'shape' not in row:
+            if row.get('backend') not in ('cuda_nvfp4', 'cuda_decode') or 'shape' not in row:  # cuda_decode: its name in older runs
                 continue
             tag = row['shape']
             if tag not in tags:
@@ -31,7 +31,7 @@ def main(path):
             ok = row.get('ok', True) and row.get('time_us')
             times[(row['n'], row['k'], row['m'])][tag] = row['time_us'] if ok else None
     if not tags:
-        sys.exit(f"sweep_table: no tagged cuda_decode lines in {path}")
+        sys.exit(f"sweep_table: no tagged cuda_nvfp4 lines in {path}")
     print('| N×K | M | ' + ' | '.join(tags) + ' | best / rule |')
     print('|---' * (len(tags) + 3) + '|')
     for (n, k, m), by_tag in sorted(times.items()):

@@ -13,7 +13,7 @@
 #include "fp4gemm/backend.hpp"
 #include "fp4gemm/dispatch/backend_setting.hpp"
 #include "fp4gemm/dispatch/explanation.hpp"
-#include "fp4gemm/dispatch/log.hpp"
+#include "fp4gemm/dispatch/log_sink.hpp"
 #include "fp4gemm/dispatch/profile.hpp"
 
 namespace fp4gemm {
@@ -54,7 +54,7 @@ struct CanaryReport {
 
 // The key of Runner::quarantined() for a backend's kernel (Backend::kernel_name): the backend's
 // name when the kernel is "" (a backend with one path), else "backend (kernel kernel)", e.g.
-// "cuda_decode (wgmma kernel)": only that kernel is quarantined, its other kernels still serve.
+// "cuda_nvfp4 (wgmma kernel)": only that kernel is quarantined, its other kernels still serve.
 std::string quarantine_key(const std::string& backend, const std::string& kernel);
 
 namespace dispatch {

@@ -101,7 +101,7 @@ struct GemmProblem {
 
   std::string to_string() const;  // "m=1 n=4096 k=4096 a=bf16 out=bf16"
   double flops() const { return 2.0 * double(m) * double(n) * double(k); }
-  // Fewest bytes a GEMM must move: NVFP4 weights at 0.5625 B/element, activations and output once.
+  // Fewest bytes a GEMM must move: NVFP4 weights at kNvfp4BytesPerElement (nvfp4_matrix.hpp), activations and output once.
   double minimal_bytes() const;
   bool operator==(const GemmProblem& other) const {
     return m == other.m && n == other.n && k == other.k && activation == other.activation && output == other.output;

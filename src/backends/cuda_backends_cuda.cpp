@@ -3,14 +3,14 @@
 #include "backends/cuda_backends.hpp"
 
 #include "backends/cublaslt/cublaslt_backend.hpp"
-#include "backends/cuda_decode/cuda_decode_backend.hpp"
+#include "backends/cuda_nvfp4/cuda_nvfp4_backend.hpp"
 #include "backends/cuda_dequant_cublas/dequant_cublas_backend.hpp"
 
 namespace fp4gemm {
 
 std::vector<std::unique_ptr<Backend>> make_cuda_backends() {
   std::vector<std::unique_ptr<Backend>> backends;
-  backends.push_back(std::make_unique<CudaDecodeBackend>());
+  backends.push_back(std::make_unique<CudaNvfp4Backend>());
   backends.push_back(std::make_unique<CudaDequantCublasBackend>());
   backends.push_back(std::make_unique<CublasLtBackend>());
   return backends;

@@ -32,7 +32,7 @@ struct Result {
   bool floor = false;   // the GPU stream floor (gpu_stream_floor.hpp): a bound to compare with, not a peer to beat
 
   double tflops() const { return problem.flops() / (time_us * 1e-6) / 1e12; }
-  double weight_gbps() const { return double(problem.n) * double(problem.k) * 0.5625 / (time_us * 1e-6) / 1e9; }
+  double weight_gbps() const { return double(problem.n) * double(problem.k) * kNvfp4BytesPerElement / (time_us * 1e-6) / 1e9; }
 };
 
 double roofline_us(const GemmProblem& problem, const Ceilings& ceilings);

@@ -14,9 +14,6 @@
 namespace fp4gemm::bench {
 namespace {
 
-// NVFP4 stores 0.5 B per element plus one E4M3 scale per 16: the least any layout can hold.
-constexpr double kNvfp4BytesPerElement = 0.5625;
-
 // Random activations of the problem's type in device memory (NVFP4 ones quantized on the host).
 struct DeviceActivation {
   cuda::DeviceBuffer values, scales;

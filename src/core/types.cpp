@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "fp4gemm/format/nvfp4_matrix.hpp"
 #include "fp4gemm/format/scale_layout.hpp"
 
 namespace fp4gemm {
@@ -64,9 +65,9 @@ std::string GemmProblem::to_string() const {
 }
 
 double GemmProblem::minimal_bytes() const {
-  const double weight_bytes = double(n) * double(k) * (0.5 + 1.0 / 16.0);
+  const double weight_bytes = double(n) * double(k) * kNvfp4BytesPerElement;
   const double activation_bytes = activation == ActivationType::nvfp4
-                                      ? double(m) * double(k) * (0.5 + 1.0 / 16.0)
+                                      ? double(m) * double(k) * kNvfp4BytesPerElement
                                       : double(m) * double(k) * (activation == ActivationType::f32 ? 4 : 2);
   const double output_bytes = double(m) * double(n) * double(dtype_size(output));
   return weight_bytes + activation_bytes + output_bytes;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "fp4gemm/error.hpp"
+#include "fp4gemm/registry.hpp"
 
 namespace fp4gemm::dispatch {
 namespace {
@@ -82,6 +83,12 @@ BackendSetting resolve_backend_setting(const std::string& argument, const Settin
     setting.warnings.push_back({"deprecated-ignored:" + variables.deprecated,
                                 variables.deprecated + "=" + *deprecated + " is deprecated and ignored because " +
                                     variables.current + "=" + *current + " is set; unset " + variables.deprecated});
+  }
+
+  // A deprecated backend name: its successor, announced once.
+  if (const std::string warning = deprecated_backend_warning(setting.backend); !warning.empty()) {
+    setting.warnings.push_back({"deprecated-backend:" + setting.backend, warning});
+    setting.backend = current_backend_name(setting.backend);
   }
 
   if (!setting.backend.empty() && setting.backend != "auto" &&

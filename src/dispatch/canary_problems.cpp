@@ -12,7 +12,7 @@ namespace {
 constexpr std::int64_t kCanaryShapes[][3] = {{16, 64, 256}, {1, 64, 256}};
 
 // The most rows a ladder problem takes from the served M: enough for every kernel chosen by M
-// (cuda_decode's prefill kernel serves M > 64), no more so the canary stays cheap.
+// (cuda_nvfp4's prefill kernel serves M > 64), no more so the canary stays cheap.
 constexpr std::int64_t kCanaryMaxRows = 256;
 
 // NOTE: the cost cap of a canary problem, M*N*K multiply-adds. The FP64 CPU reference checks
@@ -27,8 +27,8 @@ bool within_cost_cap(const GemmProblem& problem) {
 }
 
 // The doctor's probes after kCanaryShapes: problems that take the kernels those do not reach,
-// cuda_decode's wgmma (M >= 33 on N >= 8192, SM 9.0: decode_tuning.hpp's kWgmmaMinM, kWgmmaMinN)
-// and its prefill kernel (M > 64). CanaryProblems.CudaDecodeNamesEachKernelAndTheCanaryReachesIt
+// cuda_nvfp4's wgmma (M >= 33 on N >= 8192, SM 9.0: sm80_nvfp4_mma_tuning.hpp's kWgmmaMinM, kWgmmaMinN)
+// and its prefill kernel (M > 64). CanaryProblems.CudaNvfp4NamesEachKernelAndTheCanaryReachesIt
 // fails when a change of those rules leaves a kernel unreached.
 constexpr std::int64_t kDoctorKernelShapes[][3] = {{48, 8192, 256}, {256, 64, 256}};
 
@@ -49,7 +49,7 @@ std::vector<GemmProblem> canary_candidates(const GemmProblem& served) {
   std::vector<GemmProblem> rungs{shaped(rows, 64, 256), shaped(rows, served.n, 256), shaped(rows, 64, served.k), last_resort,
                                  shaped(rows, served.n, served.k)};
   // Then the doctor's kernel probes: a kernel the served shape reaches only above the cost cap
-  // (cuda_decode's wgmma on tall weights at M = 17-24) is still reached by a probe of its own.
+  // (cuda_nvfp4's wgmma on tall weights at M = 17-24) is still reached by a probe of its own.
   for (const auto& probe : kDoctorKernelShapes) rungs.push_back(with_types(probe, served.activation, served.output));
   for (const GemmProblem& problem : rungs) {
     if (!within_cost_cap(problem) && !(problem == last_resort)) continue;

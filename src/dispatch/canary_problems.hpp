@@ -1,6 +1,6 @@
 #pragma once
 // Which problems the canary runs. A backend may have several separately written kernels chosen by
-// shape (Backend::kernel_name: cuda_decode's mma.sync, wgmma, prefill); each kernel must be proven
+// shape (Backend::kernel_name: cuda_nvfp4's mma.sync, wgmma, prefill); each kernel must be proven
 // before it first serves, so the canary of a served problem runs the first problem of a ladder
 // that takes the same kernel. canary.cpp runs and judges the problem chosen here.
 #include <optional>
@@ -31,7 +31,7 @@ struct CanaryChoice {
 CanaryChoice choose_canary_problem(const Backend& backend, const DeviceInfo& device, const GemmProblem& served);
 
 // The problems `fp4gemm doctor` probes every backend with, in this order, with the given operand
-// types: 16x64x256 and 1x64x256 (small-M kernels), 48x8192x256 (cuda_decode's wgmma on SM 9.0),
+// types: 16x64x256 and 1x64x256 (small-M kernels), 48x8192x256 (cuda_nvfp4's wgmma on SM 9.0),
 // 256x64x256 (its prefill kernel).
 std::vector<GemmProblem> doctor_canary_problems(ActivationType activation, DType output);
 

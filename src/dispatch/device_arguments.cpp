@@ -1,4 +1,4 @@
-#include "fp4gemm/dispatch/device_arguments.hpp"
+#include "dispatch/device_arguments.hpp"
 
 #include <cctype>
 

@@ -1,4 +1,4 @@
-#include "fp4gemm/dispatch/log.hpp"
+#include "dispatch/log.hpp"
 
 #include <cstdio>
 

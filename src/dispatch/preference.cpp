@@ -1,5 +1,5 @@
 // The `auto` preference table: one row per architecture family, best backend first.
-#include "fp4gemm/dispatch/preference.hpp"
+#include "dispatch/preference.hpp"
 
 #include <stdexcept>
 
@@ -32,54 +32,53 @@ ArchFamily family_of(const DeviceInfo& gpu) {
 const std::vector<PreferenceRow>& preference_table() {
   static const std::vector<PreferenceRow> table = {
       {ArchFamily::sm12x,
-       {"cublaslt", "cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
+       {"cublaslt", "cuda_nvfp4", "cuda_dequant_cublas", "cpu", "ref"},
        "unmeasured here (no Blackwell GPU): native block-scaled FP4 tensor cores (cuBLASLt) first for W4A4, "
        "as on SM 10.x; W4A16 falls through to the BF16 paths"},
       {ArchFamily::sm10x,
-       {"cublaslt", "cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
+       {"cublaslt", "cuda_nvfp4", "cuda_dequant_cublas", "cpu", "ref"},
        "unmeasured here (no Blackwell GPU): tcgen05 FP4 MMA has 2-4x the BF16 rate and reads 0.5625 B per "
        "weight, so native NVFP4 first; W4A16 needs the BF16 paths"},
-      // NOTE: the crossover is measured: bench/results/2026-11-30-h200-decode-v7.md, -s5.md, -s7.md.
+      // NOTE: the crossover is measured (fp4gemm bench on one H200; the evidence below).
       {ArchFamily::sm90,
-       {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
-       "fp4gemm bench on one H200 (2026-11-30, session 7): cuda_decode beats cuda_dequant_cublas up to "
+       {"cuda_nvfp4", "cuda_dequant_cublas", "cpu", "ref"},
+       "fp4gemm bench on one H200: cuda_nvfp4 beats cuda_dequant_cublas up to "
        "M = 32 (12288x4096: M=1 8.5 vs 26.7 us, M=16 10.6 vs 27.2, M=32 19.4 vs 27.8; 28672x8192: M=1 32.9 "
        "vs 105.3, M=16 44.4 vs 107.2, M=32 76.5 vs 108.3); cuBLASLt has no NVFP4 on sm_90",
        32},
-      // NOTE: from M = 33 the three rows below are where cuda_decode (its wgmma kernel, with the
+      // NOTE: from M = 33 the three rows below are where cuda_nvfp4 (its wgmma kernel, with the
       // epilogue that stores from registers) beat dequantize + cuBLAS BF16 in one run
-      // (bench/results/2026-12-01-h200-s15.md, calls 3 and 10; the tall weights of 14336 rows and more in
-      // -s14.md, call 7, before that epilogue saved a further 3-5 us): K >= 4096 from 6144 rows,
+      // K >= 4096 from 6144 rows,
       // K >= 1024 from 16384 rows, K >= 8192 from 4096 rows. Dequantize + cuBLAS won or tied
-      // on the other measured weights, which keep the last row (4096x4096 too: cuda_decode wins
+      // on the other measured weights, which keep the last row (4096x4096 too: cuda_nvfp4 wins
       // there at M = 33 and 48 but loses at 64).
       {ArchFamily::sm90,
-       {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
-       "fp4gemm bench on one H200 (2026-12-01, session 15): for K >= 4096 from 6144 rows cuda_decode's wgmma "
-       "kernel beats dequantize + cuBLAS BF16 up to M = 64 (M=33/64, call 10: 6144x4096 15.6/15.7 vs 16.3/16.2 "
-       "us, 7168x4096 15.7/16.0 vs 17.9/17.9, 8192x4096 15.9/16.1 vs 19.7/20.2, 6144x6144 20.4/20.6 vs 22.5/21.8; call 3: 10240x4096 23.2/23.7 vs 23.8/23.2, 12288x4096 "
-       "23.3/23.8 vs 29.1/28.7; session 14, before a 3-5 us saving: 16384x4096 28.3/30.2 vs 35.3/36.0)",
+       {"cuda_nvfp4", "cuda_dequant_cublas", "cpu", "ref"},
+       "fp4gemm bench on one H200: for K >= 4096 from 6144 rows cuda_nvfp4's wgmma "
+       "kernel beats dequantize + cuBLAS BF16 up to M = 64 (M=33/64: 6144x4096 15.6/15.7 vs 16.3/16.2 "
+       "us, 7168x4096 15.7/16.0 vs 17.9/17.9, 8192x4096 15.9/16.1 vs 19.7/20.2, 6144x6144 20.4/20.6 vs 22.5/21.8; 10240x4096 23.2/23.7 vs 23.8/23.2, 12288x4096 "
+       "23.3/23.8 vs 29.1/28.7; before a 3-5 us epilogue saving: 16384x4096 28.3/30.2 vs 35.3/36.0)",
        64, 6144, 4096},
       {ArchFamily::sm90,
-       {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
-       "fp4gemm bench on one H200 (2026-12-01, session 15): for K >= 1024 from 16384 rows cuda_decode's wgmma "
+       {"cuda_nvfp4", "cuda_dequant_cublas", "cpu", "ref"},
+       "fp4gemm bench on one H200: for K >= 1024 from 16384 rows cuda_nvfp4's wgmma "
        "kernel beats dequantize + cuBLAS BF16 up to M = 64 (M=33/64: 16384x1024 9.5/9.9 vs 10.8/11.1 us, "
        "16384x2048 14.2/14.7 vs 19.2/19.5)",
        64, 16384, 1024},
       {ArchFamily::sm90,
-       {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
-       "fp4gemm bench on one H200 (2026-12-01, sessions 14-15): for K >= 8192 cuda_decode's wgmma kernel beats "
-       "dequantize + cuBLAS BF16 up to M = 64 (M=33/64: 4096x8192 20.2/20.5 vs 22.5/24.1 us; session 14, before "
-       "a 3-5 us saving: 8192x8192 33.5/35.0 vs 34.9/36.9, 8192x28672 101.8/104.7 vs 121.8/124.3)",
+       {"cuda_nvfp4", "cuda_dequant_cublas", "cpu", "ref"},
+       "fp4gemm bench on one H200: for K >= 8192 cuda_nvfp4's wgmma kernel beats "
+       "dequantize + cuBLAS BF16 up to M = 64 (M=33/64: 4096x8192 20.2/20.5 vs 22.5/24.1 us; before "
+       "a 3-5 us epilogue saving: 8192x8192 33.5/35.0 vs 34.9/36.9, 8192x28672 101.8/104.7 vs 121.8/124.3)",
        64, 4096, 8192},
       {ArchFamily::sm90,
-       {"cuda_dequant_cublas", "cuda_decode", "cpu", "ref"},
-       "fp4gemm bench on one H200 (2026-12-01, session 15): from M = 33 dequantize + cuBLAS BF16 beats or ties "
-       "cuda_decode on the measured weights the rows above do not take (M=33/64: 5120x4096 13.8/13.9 vs "
+       {"cuda_dequant_cublas", "cuda_nvfp4", "cpu", "ref"},
+       "fp4gemm bench on one H200: from M = 33 dequantize + cuBLAS BF16 beats or ties "
+       "cuda_nvfp4 on the measured weights the rows above do not take (M=33/64: 5120x4096 13.8/13.9 vs "
        "15.5/15.8 us, 8192x2048 10.9/11.1 vs 11.2/11.4, 2048x4096 9.8/9.9 vs 19.2/19.4), except 4096x4096 "
        "below M = 64 (M=33/64 14.2/11.6 vs 13.3/13.6); others here are unmeasured"},
       {ArchFamily::sm8x,
-       {"cuda_decode", "cuda_dequant_cublas", "cpu", "ref"},
+       {"cuda_nvfp4", "cuda_dequant_cublas", "cpu", "ref"},
        "unmeasured: same reasoning as SM 9.0 (small M is weight-bandwidth bound, large M is BF16-compute bound)"},
       {ArchFamily::other_gpu,
        {"cuda_dequant_cublas", "cpu", "ref"},

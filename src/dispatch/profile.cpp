@@ -1,12 +1,14 @@
 // Tuned profiles: parse, validate against the running device, look up a problem.
 #include "fp4gemm/dispatch/profile.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "fp4gemm/error.hpp"
+#include "fp4gemm/registry.hpp"
 
 namespace fp4gemm::dispatch {
 namespace {
@@ -59,6 +61,11 @@ TunedProfile TunedProfile::parse(const std::string& json_text, const std::string
       entry.k = item.at("k").get<std::int64_t>();
       entry.activation = parse_activation(item.at("activation").get<std::string>(), where);
       entry.backend = item.at("backend").get<std::string>();
+      if (const std::string current = current_backend_name(entry.backend); current != entry.backend) {
+        if (std::find(profile.deprecated_names.begin(), profile.deprecated_names.end(), entry.backend) == profile.deprecated_names.end())
+          profile.deprecated_names.push_back(entry.backend);
+        entry.backend = current;
+      }
       if (entry.m_max < 1 || entry.n < 1 || entry.k < 1) {
         throw Error(ErrorCode::io, where + ": m_max, n and k must be positive");
       }

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "dispatch/runner_state.hpp"
-#include "fp4gemm/dispatch/preference.hpp"
+#include "dispatch/preference.hpp"
 
 namespace fp4gemm::dispatch {
 namespace {

@@ -97,6 +97,10 @@ Runner::Runner(RunnerOptions options) : state_(std::make_unique<dispatch::Runner
 
   if (!options.profile_path.empty()) {
     state.profile = dispatch::TunedProfile::load(options.profile_path);
+    for (const std::string& alias : state.profile->deprecated_names) {
+      dispatch::process_once_log().report("deprecated-backend:" + alias, dispatch::LogLevel::warning,
+                                          "tuned profile '" + options.profile_path + "': " + deprecated_backend_warning(alias), state.log);
+    }
     state.profile_mismatch = state.profile->mismatch_reason(dispatch::metadata_for(state.primary));
     if (!state.profile_mismatch.empty()) {
       dispatch::process_once_log().report("profile:" + options.profile_path, dispatch::LogLevel::warning,

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fp4gemm/runner.hpp"
+#include "dispatch/log.hpp"
 
 namespace fp4gemm::dispatch {
 

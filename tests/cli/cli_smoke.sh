@@ -47,6 +47,23 @@ report = json.load(sys.stdin)
 text = json.dumps(report)
 assert "cpu" in text and "ref" in text, "explain lists no host candidates"
 ' || fail "explain --json is not JSON naming the host candidates"
+# cuda_nvfp4's selection rules: the whole table, each row with its value and measurement.
+rules=$($cli explain --rules 2>&1) || fail "explain --rules exited non-zero: $rules"
+for row in "kWgmmaMinM = 33" "kProgrammaticMinSlotFraction = 0.9" "kPrefillMaxKSplits = 8" "kClusteredWarpsK = 8"; do
+  grep -qF "$row" <<< "$rules" || fail "explain --rules lacks '$row': $rules"
+done
+[ "$(grep -c 'evidence: ' <<< "$rules")" -ge 30 ] || fail "explain --rules gives fewer than 30 rows with evidence: $rules"
+# Where CUDA is built, the plan names the rows that decided it, and the deprecated name still selects it.
+simulated=$($cli explain -m 1 -n 4096 -k 4096 --simulate-sm 90 2>&1) || fail "explain --simulate-sm 90 exited non-zero: $simulated"
+if grep -q "cuda_nvfp4" <<< "$simulated"; then
+  grep -q "rules: kMaxActivationRows = 64, kWgmmaTallMinM = 17" <<< "$simulated" || fail "explain names no deciding rules: $simulated"
+  grep -q "not:   wgmma (below the wgmma rule); prefill (M <= 64: a small-M kernel serves it)" <<< "$simulated" ||
+    fail "explain names no rejected kernels: $simulated"
+  aliased=$($cli explain -m 1 --simulate-sm 90 --backend cuda_decode 2>&1) || fail "--backend cuda_decode exited non-zero: $aliased"
+  grep -q "choice: *cuda_nvfp4" <<< "$aliased" || fail "--backend cuda_decode does not choose cuda_nvfp4: $aliased"
+  grep -q "warning: the backend name 'cuda_decode' is deprecated; use 'cuda_nvfp4'" <<< "$aliased" ||
+    fail "--backend cuda_decode gives no deprecation warning: $aliased"
+fi
 $cli doctor >/dev/null 2>&1 || fail "doctor reports an unhealthy backend on this machine"
 
 json=$($cli bench -m 1,3 -n 64 -k 256 --device cpu --json 2>&1) || fail "bench --json exited non-zero: $json"

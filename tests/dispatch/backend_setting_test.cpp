@@ -7,8 +7,10 @@
 
 #include "backends/ref/ref_backend.hpp"
 #include "dispatch/faulty_backends.hpp"
+#include "dispatch/log.hpp"
 #include "fp4gemm/dispatch/backend_setting.hpp"
 #include "fp4gemm/error.hpp"
+#include "fp4gemm/registry.hpp"
 #include "fp4gemm/runner.hpp"
 
 namespace fp4gemm::testing {
@@ -89,6 +91,26 @@ TEST(BackendSetting, EmptyValuesCountAsUnset) {
       "", kMoeVariables, environment_of({{"FP4GEMM_MOE_BACKEND", ""}, {"FP4GEMM_MOE_GEMM_BACKEND", "ref"}}), kNames);
   EXPECT_EQ(setting.backend, "ref");
   EXPECT_EQ(setting.source, SettingSource::deprecated_environment);
+}
+
+// The backend renamed from cuda_decode to cuda_nvfp4: the old name still selects it, from the
+// argument and from the environment, with a deprecation warning that names the new one.
+TEST(BackendSetting, TheDeprecatedCudaDecodeNameSelectsCudaNvfp4WithAWarning) {
+  const std::vector<std::string> names{"ref", "cuda_nvfp4"};
+  for (const auto& [argument, variables] :
+       {std::pair<std::string, std::map<std::string, std::string>>{"cuda_decode", {}}, {"", {{"FP4GEMM_BACKEND", "cuda_decode"}}}}) {
+    const auto setting = dispatch::resolve_backend_setting(argument, dispatch::kGemmBackendVariables, environment_of(variables), names);
+    EXPECT_EQ(setting.backend, "cuda_nvfp4") << argument;
+    ASSERT_EQ(setting.warnings.size(), 1u) << argument;
+    EXPECT_EQ(setting.warnings[0].key, "deprecated-backend:cuda_decode");
+    EXPECT_EQ(setting.warnings[0].message, "the backend name 'cuda_decode' is deprecated; use 'cuda_nvfp4' (the same backend)");
+  }
+  const auto current = dispatch::resolve_backend_setting("cuda_nvfp4", dispatch::kGemmBackendVariables, environment_of({}), names);
+  EXPECT_EQ(current.backend, "cuda_nvfp4");
+  EXPECT_TRUE(current.warnings.empty());
+  EXPECT_EQ(current_backend_name("cuda_decode"), "cuda_nvfp4");
+  EXPECT_EQ(current_backend_name("cpu"), "cpu");
+  EXPECT_EQ(deprecated_backend_warning("cpu"), "");
 }
 
 TEST(BackendSetting, GemmVariablesAreTheOnesTheRunnerReads) {

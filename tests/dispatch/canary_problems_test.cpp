@@ -1,6 +1,6 @@
 // Which problem the canary runs (src/dispatch/canary_problems.hpp): the ladder and its cost cap,
 // the first problem that takes the served problem's kernel, the fallback (reported) when none
-// does, and, with CUDA compiled in, cuda_decode's kernels on simulated GPUs. Host only.
+// does, and, with CUDA compiled in, cuda_nvfp4's kernels on simulated GPUs. Host only.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -8,9 +8,10 @@
 #include "dispatch/canary_problems.hpp"
 #include "dispatch/faulty_backends.hpp"
 #include "dispatch/runner_state.hpp"
-#include "fp4gemm/dispatch/device_arguments.hpp"
+#include "dispatch/device_arguments.hpp"
 #ifdef FP4GEMM_WITH_CUDA
-#include "backends/cuda_decode/cuda_decode_backend.hpp"
+#include "backends/cuda_nvfp4/kernel_switch.hpp"
+#include "backends/cuda_nvfp4/cuda_nvfp4_backend.hpp"
 #endif
 
 namespace fp4gemm::testing {
@@ -72,7 +73,7 @@ TEST(CanaryProblems, AKernelNoProblemWithinTheCostCapTakesIsCanariedThroughAnoth
 }
 
 TEST(CanaryProblems, ABackendThatAcceptsNoCandidateSaysWhy) {
-  auto backend = cuda_decode_stand_in();  // refuses FP32 activations
+  auto backend = cuda_nvfp4_stand_in();  // refuses FP32 activations
   const dispatch::CanaryChoice choice =
       choose_canary_problem(*backend, simulated_gpu(9, 0), {4, 4096, 4096, ActivationType::f32, DType::f32});
   EXPECT_FALSE(choice.problem.has_value());
@@ -80,11 +81,11 @@ TEST(CanaryProblems, ABackendThatAcceptsNoCandidateSaysWhy) {
 }
 
 #ifdef FP4GEMM_WITH_CUDA
-// cuda_decode names the kernel choose_decode_kernel picks; the canary reaches each one with a
+// cuda_nvfp4 names the kernel choose_decode_kernel picks; the canary reaches each one with a
 // problem of its own. Simulated GPUs: nothing here touches a GPU.
-TEST(CanaryProblems, CudaDecodeNamesEachKernelAndTheCanaryReachesIt) {
+TEST(CanaryProblems, CudaNvfp4NamesEachKernelAndTheCanaryReachesIt) {
   unsetenv("FP4GEMM_DECODE_KERNEL");
-  const CudaDecodeBackend backend;
+  const CudaNvfp4Backend backend;
   const DeviceInfo h200 = dispatch::simulated_device(90, 130100);
   const DeviceInfo a100 = dispatch::simulated_device(80, 130100);
   const auto bf16 = [](std::int64_t m, std::int64_t n, std::int64_t k) {

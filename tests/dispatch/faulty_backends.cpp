@@ -73,8 +73,8 @@ std::shared_ptr<Backend> cublaslt_stand_in() {
                                           cublaslt::check_problem_requirements);
 }
 
-std::shared_ptr<Backend> cuda_decode_stand_in() {
-  return std::make_shared<StandInBackend>("cuda_decode", Memory::cuda, gpu_sm80_or_newer,
+std::shared_ptr<Backend> cuda_nvfp4_stand_in() {
+  return std::make_shared<StandInBackend>("cuda_nvfp4", Memory::cuda, gpu_sm80_or_newer,
                                           [](const GemmProblem& problem, const DeviceInfo&) {
                                             if (problem.m > 64) return CheckResult::fail("serves M <= 64 (small-M kernel)");
                                             if (problem.activation == ActivationType::f32)

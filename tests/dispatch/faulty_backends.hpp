@@ -54,7 +54,7 @@ class FaultyBackend final : public Backend {
   RefBackend reference_;
 };
 
-// A backend with two separately written kernels chosen by M, as cuda_decode chooses among its own:
+// A backend with two separately written kernels chosen by M, as cuda_nvfp4 chooses among its own:
 // "small" for M <= kSmallKernelMaxRows, "large" above. The small kernel computes the right answer;
 // the large one has the fault it is built with. Counts each kernel's runs.
 class TwoKernelBackend final : public Backend {
@@ -90,7 +90,7 @@ class TwoKernelBackend final : public Backend {
 };
 
 // A host-executable stand-in whose checks (and, optionally, kernel names) are given as functions:
-// lets a test put the names of GPU backends (cuda_decode, ...) with their documented requirements
+// lets a test put the names of GPU backends (cuda_nvfp4, ...) with their documented requirements
 // into a simulated runner, or give a backend kernels chosen by a rule. It computes through `ref`.
 class StandInBackend final : public Backend {
  public:
@@ -129,10 +129,10 @@ class StandInBackend final : public Backend {
 };
 
 // The GPU backends as the resolution tests see them: cublaslt with its real requirement checks
-// (cublaslt_requirements.hpp), cuda_decode and cuda_dequant_cublas with their documented limits
-// (SM >= 8.0; cuda_decode M <= 64 and no FP32 activations).
+// (cublaslt_requirements.hpp), cuda_nvfp4 and cuda_dequant_cublas with their documented limits
+// (SM >= 8.0; cuda_nvfp4 M <= 64 and no FP32 activations).
 std::shared_ptr<Backend> cublaslt_stand_in();
-std::shared_ptr<Backend> cuda_decode_stand_in();
+std::shared_ptr<Backend> cuda_nvfp4_stand_in();
 std::shared_ptr<Backend> cuda_dequant_cublas_stand_in();
 
 // A simulated GPU: SM major.minor, a name, cuBLASLt version (0: absent), never probed.

@@ -64,11 +64,11 @@ TEST_F(GpuRunner, EveryCudaBackendPassesItsCanary) {
   std::vector<std::string> decode_kernels;
   for (const auto& report : runner.run_all_canaries()) {
     if (report.ran) EXPECT_TRUE(report.passed) << quarantine_key(report.backend, report.kernel) << ": " << report.reason;
-    if (report.backend == "cuda_decode") decode_kernels.push_back(report.kernel);
+    if (report.backend == "cuda_nvfp4") decode_kernels.push_back(report.kernel);
   }
-  // On SM 9.0 each of cuda_decode's kernels is proven by a canary of its own.
+  // On SM 9.0 each of cuda_nvfp4's kernels is proven by a canary of its own.
   const auto names = backend_names();
-  if (gpu.sm() == 90 && std::find(names.begin(), names.end(), "cuda_decode") != names.end()) {
+  if (gpu.sm() == 90 && std::find(names.begin(), names.end(), "cuda_nvfp4") != names.end()) {
     EXPECT_EQ(decode_kernels, (std::vector<std::string>{"mma.sync", "wgmma", "prefill"}));
   }
 }

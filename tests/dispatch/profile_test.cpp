@@ -6,6 +6,7 @@
 
 #include "backends/ref/ref_backend.hpp"
 #include "dispatch/faulty_backends.hpp"
+#include "dispatch/log.hpp"
 #include "fp4gemm/dispatch/profile.hpp"
 #include "fp4gemm/error.hpp"
 #include "fp4gemm/runner.hpp"
@@ -18,7 +19,7 @@ using dispatch::TunedProfile;
 const char* kProfileJson = R"({
   "metadata": {"gpu": "NVIDIA H200", "cuda": "13.0", "fp4gemm": "0.1.0"},
   "entries": [
-    {"m_max": 64, "n": 4096, "k": 4096, "activation": "bf16", "backend": "cuda_decode"},
+    {"m_max": 64, "n": 4096, "k": 4096, "activation": "bf16", "backend": "cuda_nvfp4"},
     {"m_max": 8, "n": 4096, "k": 4096, "activation": "bf16", "backend": "tiny"},
     {"m_max": 100000, "n": 4096, "k": 4096, "activation": "bf16", "backend": "cuda_dequant_cublas"},
     {"m_max": 64, "n": 4096, "k": 4096, "activation": "nvfp4", "backend": "w4a4"}
@@ -42,8 +43,8 @@ TEST(TunedProfile, FindsTheSmallestMatchingBucket) {
   };
   EXPECT_EQ(backend_for(1, ActivationType::bf16), "tiny");
   EXPECT_EQ(backend_for(8, ActivationType::bf16), "tiny");
-  EXPECT_EQ(backend_for(9, ActivationType::bf16), "cuda_decode");
-  EXPECT_EQ(backend_for(64, ActivationType::bf16), "cuda_decode");
+  EXPECT_EQ(backend_for(9, ActivationType::bf16), "cuda_nvfp4");
+  EXPECT_EQ(backend_for(64, ActivationType::bf16), "cuda_nvfp4");
   EXPECT_EQ(backend_for(65, ActivationType::bf16), "cuda_dequant_cublas");
   EXPECT_EQ(backend_for(100001, ActivationType::bf16), "<none>");
   EXPECT_EQ(backend_for(1, ActivationType::nvfp4), "w4a4");
@@ -107,7 +108,7 @@ class RunnerProfile : public ::testing::Test {
     options.environment = [](const std::string&) { return std::optional<std::string>(); };
     options.log = [this](dispatch::LogLevel, const std::string& message) { warnings.push_back(message); };
     options.backends = {std::make_shared<RefBackend>(), std::make_shared<FaultyBackend>("cpu", Fault::none),
-                        std::make_shared<FaultyBackend>("tiny", Fault::none), cuda_decode_stand_in(),
+                        std::make_shared<FaultyBackend>("tiny", Fault::none), cuda_nvfp4_stand_in(),
                         cuda_dequant_cublas_stand_in()};
     return options;
   }
@@ -134,12 +135,12 @@ TEST_F(RunnerProfile, HitMissAndInvalidation) {
   EXPECT_NE(nvfp4.profile.detail.find("names 'w4a4', which cannot serve now (not compiled into this build"),
             std::string::npos)
       << nvfp4.profile.detail;
-  EXPECT_EQ(nvfp4.choice, "cuda_decode");
+  EXPECT_EQ(nvfp4.choice, "cuda_nvfp4");
 
   auto miss = runner.explain({1, 1024, 4096, ActivationType::bf16, DType::bf16});
   EXPECT_FALSE(miss.profile.hit);
   EXPECT_NE(miss.profile.detail.find("has no entry for n=1024 k=4096 a=bf16"), std::string::npos) << miss.profile.detail;
-  EXPECT_EQ(miss.choice, "cuda_decode");
+  EXPECT_EQ(miss.choice, "cuda_nvfp4");
   EXPECT_TRUE(warnings.empty());
 
   // Tuned on an H200, loaded on a B200: ignored as a whole, with the reason in explain.
@@ -150,7 +151,29 @@ TEST_F(RunnerProfile, HitMissAndInvalidation) {
   EXPECT_FALSE(invalid.profile.hit);
   EXPECT_NE(invalid.profile.detail.find("tuned with gpu NVIDIA H200, this run has NVIDIA B200"), std::string::npos)
       << invalid.profile.detail;
-  EXPECT_EQ(invalid.choice, "cuda_decode");
+  EXPECT_EQ(invalid.choice, "cuda_nvfp4");
+}
+
+// A profile written before the rename names cuda_decode: its entries serve cuda_nvfp4, and the
+// runner warns once that the name is deprecated.
+TEST_F(RunnerProfile, TheDeprecatedCudaDecodeNameServesCudaNvfp4WithAWarning) {
+  const std::string path = write_file("runner_profile_alias.json", R"({
+  "metadata": {"gpu": "NVIDIA H200", "cuda": "13.0", "fp4gemm": "0.1.0"},
+  "entries": [{"m_max": 64, "n": 2048, "k": 4096, "activation": "bf16", "backend": "cuda_decode"}]
+})");
+  const dispatch::TunedProfile profile = dispatch::TunedProfile::load(path);
+  ASSERT_EQ(profile.entries.size(), 1u);
+  EXPECT_EQ(profile.entries[0].backend, "cuda_nvfp4");
+  EXPECT_EQ(profile.deprecated_names, std::vector<std::string>{"cuda_decode"});
+  const bool already_reported = dispatch::process_once_log().seen("deprecated-backend:cuda_decode");
+  Runner runner(options_for(simulated_gpu(9, 0, 130100, "NVIDIA H200"), path));
+  const auto hit = runner.explain({4, 2048, 4096, ActivationType::bf16, DType::bf16});
+  EXPECT_TRUE(hit.profile.hit) << hit.profile.detail;
+  EXPECT_EQ(hit.choice, "cuda_nvfp4");
+  int deprecations = 0;
+  for (const auto& message : warnings) deprecations += message.find("'cuda_decode' is deprecated; use 'cuda_nvfp4'") != std::string::npos;
+  EXPECT_EQ(deprecations, already_reported ? 0 : 1);
+  EXPECT_TRUE(dispatch::process_once_log().seen("deprecated-backend:cuda_decode"));
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "dispatch/faulty_backends.hpp"
-#include "fp4gemm/dispatch/device_arguments.hpp"
+#include "dispatch/device_arguments.hpp"
 #include "fp4gemm/error.hpp"
 #include "fp4gemm/registry.hpp"
 #include "fp4gemm/runner.hpp"
@@ -38,12 +38,12 @@ TEST(RegisteredBackends, ChecksWorkOnEverySimulatedDeviceWithoutAGpu) {
 }
 
 #ifdef FP4GEMM_WITH_CUDA
-// `explain` names the chosen backend's kernel: which cuda_decode kernel, or how dequantize + cuBLAS
+// `explain` names the chosen backend's kernel: which cuda_nvfp4 kernel, or how dequantize + cuBLAS
 // handles the activation type; host backends have one path and print none.
 TEST(RegisteredBackends, ExplainNamesTheChosenBackendsKernel) {
   Runner h200(compiled_in_on(dispatch::simulated_device(90, 130100)));
   const auto decode = h200.explain({1, 28672, 8192, ActivationType::bf16, DType::bf16});
-  ASSERT_EQ(decode.choice, "cuda_decode");
+  ASSERT_EQ(decode.choice, "cuda_nvfp4");
   EXPECT_EQ(decode.kernel.rfind("mma.sync kernel", 0), 0u) << decode.kernel;
   EXPECT_NE(decode.to_text().find("kernel:   " + decode.kernel), std::string::npos) << decode.to_text();
   const auto cublas = h200.explain({64, 4096, 4096, ActivationType::f32, DType::bf16});
@@ -55,8 +55,8 @@ TEST(RegisteredBackends, ExplainNamesTheChosenBackendsKernel) {
   EXPECT_EQ(host.to_text().find("kernel:"), std::string::npos);
 }
 
-// Above M = 64, auto keeps dequantize + cuBLAS first on SM 9.0 and cuda_decode (its prefill
-// kernel) second, as the fallback; off SM 9.0 cuda_decode refuses with the reason, and on SM 9.0
+// Above M = 64, auto keeps dequantize + cuBLAS first on SM 9.0 and cuda_nvfp4 (its prefill
+// kernel) second, as the fallback; off SM 9.0 cuda_nvfp4 refuses with the reason, and on SM 9.0
 // it refuses weights taller than its prefill grid holds.
 const dispatch::CandidateReport* candidate_named(const dispatch::Explanation& explanation, const std::string& name) {
   for (const auto& candidate : explanation.candidates)
@@ -64,21 +64,21 @@ const dispatch::CandidateReport* candidate_named(const dispatch::Explanation& ex
   return nullptr;
 }
 
-TEST(RegisteredBackends, CudaDecodeServesPrefillOnlyOnSm90AndAfterDequantizeCublas) {
+TEST(RegisteredBackends, CudaNvfp4ServesPrefillOnlyOnSm90AndAfterDequantizeCublas) {
   Runner h200(compiled_in_on(dispatch::simulated_device(90, 130100)));
   const auto prefill = h200.explain({512, 28672, 8192, ActivationType::bf16, DType::bf16});
   EXPECT_EQ(prefill.choice, "cuda_dequant_cublas") << prefill.to_text();
-  const auto* decode = candidate_named(prefill, "cuda_decode");
+  const auto* decode = candidate_named(prefill, "cuda_nvfp4");
   ASSERT_NE(decode, nullptr);
   EXPECT_TRUE(decode->ok) << decode->reason;
   const auto tall = h200.explain({512, 9000000, 64, ActivationType::bf16, DType::bf16});
-  decode = candidate_named(tall, "cuda_decode");
+  decode = candidate_named(tall, "cuda_nvfp4");
   ASSERT_NE(decode, nullptr);
   EXPECT_FALSE(decode->ok);
   EXPECT_NE(decode->reason.find("its prefill kernel (M > 64) takes N up to 8388480 rows"), std::string::npos) << decode->reason;
   Runner a100(compiled_in_on(dispatch::simulated_device(80, 130100)));
   const auto ampere = a100.explain({512, 28672, 8192, ActivationType::bf16, DType::bf16});
-  decode = candidate_named(ampere, "cuda_decode");
+  decode = candidate_named(ampere, "cuda_nvfp4");
   ASSERT_NE(decode, nullptr);
   EXPECT_FALSE(decode->ok);
   EXPECT_NE(decode->reason.find("serves M <= 64 here (larger M runs its prefill kernel, SM 9.0 only)"), std::string::npos)

@@ -5,7 +5,7 @@
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/ref/ref_backend.hpp"
 #include "dispatch/faulty_backends.hpp"
-#include "fp4gemm/dispatch/preference.hpp"
+#include "dispatch/preference.hpp"
 #include "fp4gemm/runner.hpp"
 
 namespace fp4gemm::testing {
@@ -16,7 +16,7 @@ RunnerOptions simulated_options(const DeviceInfo& device) {
   options.simulated_device = device;
   options.environment = [](const std::string&) { return std::optional<std::string>(); };
   options.log = [](dispatch::LogLevel, const std::string&) {};
-  options.backends = {std::make_shared<RefBackend>(), std::make_shared<CpuBackend>(), cuda_decode_stand_in(),
+  options.backends = {std::make_shared<RefBackend>(), std::make_shared<CpuBackend>(), cuda_nvfp4_stand_in(),
                       cuda_dequant_cublas_stand_in(), cublaslt_stand_in()};
   return options;
 }
@@ -47,31 +47,31 @@ const GemmProblem kPrefillW4A4{512, 4096, 4096, ActivationType::nvfp4, DType::bf
 
 const Row kTable[] = {
     // Ampere / Ada: no native FP4; the decode kernel for small M, dequantize + cuBLAS above.
-    {8, 0, kPresent, kDecodeW4A4, "cuda_decode", "not supported by cuBLASLt on sm_80"},
+    {8, 0, kPresent, kDecodeW4A4, "cuda_nvfp4", "not supported by cuBLASLt on sm_80"},
     {8, 0, kPresent, kPrefillW4A16, "cuda_dequant_cublas", "not supported by cuBLASLt on sm_80"},
-    {8, 9, kPresent, kDecodeW4A16, "cuda_decode", "not supported by cuBLASLt on sm_89"},
+    {8, 9, kPresent, kDecodeW4A16, "cuda_nvfp4", "not supported by cuBLASLt on sm_89"},
     {8, 9, kAbsent, kPrefillW4A4, "cuda_dequant_cublas", "not supported by cuBLASLt on sm_89"},
     // Hopper (the H200 here): cuBLASLt answers NOT_SUPPORTED.
-    {9, 0, kPresent, kDecodeW4A4, "cuda_decode", "not supported by cuBLASLt on sm_90"},
-    {9, 0, kPresent, kDecodeW4A16, "cuda_decode", "not supported by cuBLASLt on sm_90"},
+    {9, 0, kPresent, kDecodeW4A4, "cuda_nvfp4", "not supported by cuBLASLt on sm_90"},
+    {9, 0, kPresent, kDecodeW4A16, "cuda_nvfp4", "not supported by cuBLASLt on sm_90"},
     {9, 0, kPresent, kPrefillW4A16, "cuda_dequant_cublas", "not supported by cuBLASLt on sm_90"},
     // Blackwell datacenter: native W4A4 through cuBLASLt when the library is there and new enough.
     {10, 0, kPresent, kDecodeW4A4, "cublaslt", ""},
     {10, 0, kPresent, kPrefillW4A4, "cublaslt", ""},
-    {10, 0, kPresent, kDecodeW4A16, "cuda_decode", "needs nvfp4 activations"},
+    {10, 0, kPresent, kDecodeW4A16, "cuda_nvfp4", "needs nvfp4 activations"},
     {10, 0, kPresent, kPrefillW4A16, "cuda_dequant_cublas", "needs nvfp4 activations"},
-    {10, 0, kAbsent, kDecodeW4A4, "cuda_decode", "cuBLASLt library was not found"},
+    {10, 0, kAbsent, kDecodeW4A4, "cuda_nvfp4", "cuBLASLt library was not found"},
     {10, 0, kOld, kPrefillW4A4, "cuda_dequant_cublas", "cuBLASLt 12.6.0 is too old"},
     {10, 0, kOnly128, kPrefillW4A4, "cublaslt", ""},
     {10, 3, kPresent, kPrefillW4A4, "cublaslt", ""},
     {10, 3, kOnly128, kPrefillW4A4, "cuda_dequant_cublas", "needs cuBLASLt 12.9.0 or newer"},
-    {10, 3, kAbsent, kDecodeW4A4, "cuda_decode", "cuBLASLt library was not found"},
+    {10, 3, kAbsent, kDecodeW4A4, "cuda_nvfp4", "cuBLASLt library was not found"},
     // Blackwell workstation / GB10.
     {12, 0, kPresent, kDecodeW4A4, "cublaslt", ""},
-    {12, 0, kPresent, kDecodeW4A16, "cuda_decode", "needs nvfp4 activations"},
-    {12, 0, kOld, kDecodeW4A4, "cuda_decode", "too old"},
+    {12, 0, kPresent, kDecodeW4A16, "cuda_nvfp4", "needs nvfp4 activations"},
+    {12, 0, kOld, kDecodeW4A4, "cuda_nvfp4", "too old"},
     {12, 1, kPresent, kPrefillW4A4, "cublaslt", ""},
-    {12, 1, kOnly128, kDecodeW4A4, "cuda_decode", "needs cuBLASLt 12.9.0 or newer"},
+    {12, 1, kOnly128, kDecodeW4A4, "cuda_nvfp4", "needs cuBLASLt 12.9.0 or newer"},
     {12, 1, kAbsent, kPrefillW4A16, "cuda_dequant_cublas", "cuBLASLt library was not found"},
 };
 
@@ -121,7 +121,7 @@ TEST(ResolutionTable, HostBackendsCloseEveryGpuOrderAndAreCheckedOnTheHost) {
   const auto explanation = runner.explain(f32_prefill);
   std::vector<std::string> order;
   for (const auto& candidate : explanation.candidates) order.push_back(candidate.backend);
-  const std::vector<std::string> expected{"cuda_dequant_cublas", "cuda_decode", "cpu", "ref", "cublaslt"};
+  const std::vector<std::string> expected{"cuda_dequant_cublas", "cuda_nvfp4", "cpu", "ref", "cublaslt"};
   EXPECT_EQ(order, expected);
   EXPECT_EQ(explanation.choice, "cuda_dequant_cublas");
   const auto* cpu = find_candidate(explanation, "cpu");
@@ -135,7 +135,7 @@ TEST(ResolutionTable, HostBackendsCloseEveryGpuOrderAndAreCheckedOnTheHost) {
 TEST(ResolutionTable, Sm90SwitchesFromTheDecodeKernelToCublasAboveMThirtyTwo) {
   Runner runner(simulated_options(simulated_gpu(9, 0)));
   for (std::int64_t m : {1, 4, 8, 16, 24, 32}) {
-    EXPECT_EQ(runner.explain({m, 5120, 4096, ActivationType::bf16, DType::bf16}).choice, "cuda_decode") << m;
+    EXPECT_EQ(runner.explain({m, 5120, 4096, ActivationType::bf16, DType::bf16}).choice, "cuda_nvfp4") << m;
   }
   for (std::int64_t m : {33, 48, 64, 4096}) {
     EXPECT_EQ(runner.explain({m, 5120, 4096, ActivationType::bf16, DType::bf16}).choice, "cuda_dequant_cublas") << m;
@@ -151,13 +151,13 @@ TEST(ResolutionTable, Sm90KeepsTheDecodeKernelForLargeWeightsUpToMSixtyFour) {
     return runner.explain({m, n, k, ActivationType::bf16, DType::bf16}).choice;
   };
   for (std::int64_t m : {1, 32, 33, 48, 64}) {
-    EXPECT_EQ(choice(m, 28672, 8192), "cuda_decode") << m;
-    EXPECT_EQ(choice(m, 12288, 4096), "cuda_decode") << m;
-    EXPECT_EQ(choice(m, 8192, 4096), "cuda_decode") << m;
-    EXPECT_EQ(choice(m, 6144, 4096), "cuda_decode") << m;
-    EXPECT_EQ(choice(m, 16384, 1024), "cuda_decode") << m;
-    EXPECT_EQ(choice(m, 4096, 8192), "cuda_decode") << m;
-    EXPECT_EQ(choice(m, 8192, 28672), "cuda_decode") << m;
+    EXPECT_EQ(choice(m, 28672, 8192), "cuda_nvfp4") << m;
+    EXPECT_EQ(choice(m, 12288, 4096), "cuda_nvfp4") << m;
+    EXPECT_EQ(choice(m, 8192, 4096), "cuda_nvfp4") << m;
+    EXPECT_EQ(choice(m, 6144, 4096), "cuda_nvfp4") << m;
+    EXPECT_EQ(choice(m, 16384, 1024), "cuda_nvfp4") << m;
+    EXPECT_EQ(choice(m, 4096, 8192), "cuda_nvfp4") << m;
+    EXPECT_EQ(choice(m, 8192, 28672), "cuda_nvfp4") << m;
   }
   EXPECT_EQ(choice(65, 28672, 8192), "cuda_dequant_cublas");
   EXPECT_EQ(choice(33, 6143, 4096), "cuda_dequant_cublas");

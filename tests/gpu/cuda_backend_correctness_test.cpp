@@ -151,7 +151,7 @@ TEST_P(CudaBackend, DeviceWeightSwizzledScalesAndStrides) {
 
 TEST_P(CudaBackend, OddActivationRowStride) {
   // A row stride of K + 3 elements leaves every row but the first misaligned for vector loads
-  // (cuda_decode stages such activations into a packed buffer first); the padding holds NaN.
+  // (cuda_nvfp4 stages such activations into a packed buffer first); the padding holds NaN.
   int ran = 0;
   for (std::int64_t m : {1, 5, 17}) ran += expect_matches_reference({m, 37, 80, ActivationType::bf16, DType::f32}, false, 83);
   if (ran == 0) GTEST_SKIP() << GetParam() << " takes no BF16 activations";

@@ -16,16 +16,16 @@ line() {  # backend m time_us [roofline_us]
 }
 {
   echo "warning: not JSON, skipped"
-  line cuda_decode 1 4.0
+  line cuda_nvfp4 1 4.0
   line cublas_bf16 1 12.0
   line cublaslt_fp8 1 6.0
-  line cuda_decode 16 5.0
+  line cuda_nvfp4 16 5.0
   line cublas_bf16 16 10.0
 } > "$work/bench.jsonl"
-line cuda_decode 1 5.0 > "$work/off.jsonl"
+line cuda_nvfp4 1 5.0 > "$work/off.jsonl"
 
 out=$(python3 "$script" "$work/bench.jsonl" --compare "PDL off=$work/off.jsonl") || fail "exit status $?"
-grep -qF '| N×K | M | cuda_decode µs | PDL off | roofline µs | fraction | cublas_bf16 µs | cublaslt_fp8 µs | vs BF16 | vs FP8 |' <<< "$out" ||
+grep -qF '| N×K | M | cuda_nvfp4 µs | PDL off | roofline µs | fraction | cublas_bf16 µs | cublaslt_fp8 µs | vs BF16 | vs FP8 |' <<< "$out" ||
   fail "header: $out"
 grep -qF '| 4096×4096 | 1 | 4.0 | 5.0 | 2.0 | 0.50 | 12.0 | 6.0 | 3.00× | 1.50× |' <<< "$out" || fail "M = 1 row: $out"
 grep -qF '| 4096×4096 | 16 | 5.0 | – | 2.0 | 0.40 | 10.0 | – | 2.00× | – |' <<< "$out" || fail "M = 16 row: $out"
@@ -37,6 +37,11 @@ grep -qF '| roofline µs | fraction | floor / time | cublas_bf16 µs | cublaslt_
   fail "floor header: $out"
 grep -qF '| 4096×4096 | 1 | 4.0 | 2.0 | 0.50 | 0.75 | 12.0 | 6.0 | 3.0 | 3.00× | 1.50× |' <<< "$out" || fail "floor row: $out"
 grep -qF '| 4096×4096 | 16 | 5.0 | 2.0 | 0.40 | – | 10.0 | – | – | 2.00× | – |' <<< "$out" || fail "row without a floor: $out"
+
+# Lines of an older run name the backend cuda_decode: read as cuda_nvfp4.
+sed 's/"cuda_nvfp4"/"cuda_decode"/' "$work/bench.jsonl" > "$work/renamed.jsonl"
+out=$(python3 "$script" "$work/renamed.jsonl") || fail "exit status on renamed lines $?"
+grep -qF '| 4096×4096 | 1 | 4.0 | 2.0 | 0.50 | 12.0 | 6.0 | 3.00× | 1.50× |' <<< "$out" || fail "renamed M = 1 row: $out"
 
 python3 "$script" "$work/bench.jsonl" --compare nolabel >/dev/null 2>"$work/err" && fail "--compare without '=' was accepted"
 grep -q "LABEL=FILE" "$work/err" || fail "--compare error does not say the form: $(cat "$work/err")"

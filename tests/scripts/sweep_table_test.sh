@@ -10,7 +10,7 @@ failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 line() {  # tag m time_us [ok]
-  printf '{"shape":"%s","backend":"cuda_decode","m":%s,"n":4096,"k":4096,"ok":%s,"time_us":%s}\n' "$1" "$2" "${4:-true}" "$3"
+  printf '{"shape":"%s","backend":"cuda_nvfp4","m":%s,"n":4096,"k":4096,"ok":%s,"time_us":%s}\n' "$1" "$2" "${4:-true}" "$3"
 }
 {
   echo "warning: not JSON, skipped"
@@ -31,7 +31,7 @@ grep -qF '| 4096×4096 | 16 | 6.00 | 6.60 | – | 1.10 (1:8) |' <<< "$out" || fa
 
 echo "nothing tagged" > "$work/empty.jsonl"
 python3 "$script" "$work/empty.jsonl" >/dev/null 2>"$work/err" && fail "a file without tagged lines was accepted"
-grep -q "no tagged cuda_decode lines" "$work/err" || fail "error text: $(cat "$work/err")"
+grep -q "no tagged cuda_nvfp4 lines" "$work/err" || fail "error text: $(cat "$work/err")"
 
 [ "$failures" = 0 ] && echo "sweep_table: all checks passed"
 exit "$failures"

@@ -19,7 +19,7 @@ bench::Result timed(const std::string& backend, std::int64_t m, double us, bool 
 }
 
 TEST(TuneChoice, FastestOfOurBackendsWinsWithRunnerUpAndPeer) {
-  std::vector<bench::Result> results = {timed("cuda_dequant_cublas", 1, 13.0), timed("cuda_decode", 1, 4.7),
+  std::vector<bench::Result> results = {timed("cuda_dequant_cublas", 1, 13.0), timed("cuda_nvfp4", 1, 4.7),
                                         timed("cublas_bf16", 1, 2.0, /*peer=*/true), timed("cublaslt_fp8", 1, 7.4, true)};
   bench::Result floor = timed("stream_floor", 1, 1.0, true);
   floor.floor = true;
@@ -30,7 +30,7 @@ TEST(TuneChoice, FastestOfOurBackendsWinsWithRunnerUpAndPeer) {
 
   const std::vector<Choice> choices = choose_fastest(results);
   ASSERT_EQ(choices.size(), 1u);
-  EXPECT_EQ(choices[0].backend, "cuda_decode") << "a peer, the floor and a failed row never win";
+  EXPECT_EQ(choices[0].backend, "cuda_nvfp4") << "a peer, the floor and a failed row never win";
   EXPECT_DOUBLE_EQ(choices[0].time_us, 4.7);
   EXPECT_EQ(choices[0].runner_up, "cuda_dequant_cublas");
   EXPECT_DOUBLE_EQ(choices[0].runner_up_us, 13.0);
@@ -47,7 +47,7 @@ TEST(TuneChoice, RunnerUpIsKeptWhicheverOrderTheRowsCome) {
 }
 
 TEST(TuneChoice, ProblemsWithOnlyPeersOrFailuresHaveNoChoice) {
-  bench::Result failed = timed("cuda_decode", 128, 1.0);
+  bench::Result failed = timed("cuda_nvfp4", 128, 1.0);
   failed.ok = false;
   EXPECT_TRUE(choose_fastest({timed("cublas_bf16", 64, 1.0, true), failed}).empty());
 }
@@ -59,11 +59,11 @@ TEST(TuneProfile, ConsecutiveMsWithOneWinnerBecomeOneEntry) {
   };
   // Out of order on purpose; 4096x4096: decode to 32, dequant at 64 and 128, decode again at 256.
   add(64, "cuda_dequant_cublas");
-  add(1, "cuda_decode");
-  add(16, "cuda_decode");
-  add(32, "cuda_decode");
+  add(1, "cuda_nvfp4");
+  add(16, "cuda_nvfp4");
+  add(32, "cuda_nvfp4");
   add(128, "cuda_dequant_cublas");
-  add(256, "cuda_decode");
+  add(256, "cuda_nvfp4");
   add(1, "cpu", 512);
   const dispatch::TunedProfile profile = make_profile(choices, {"NVIDIA H200", "13.0", "0.1.0"});
 
@@ -74,9 +74,9 @@ TEST(TuneProfile, ConsecutiveMsWithOneWinnerBecomeOneEntry) {
     EXPECT_EQ(profile.entries[i].backend, backend) << i;
   };
   expect_entry(0, 1, 512, "cpu");
-  expect_entry(1, 32, 4096, "cuda_decode");
+  expect_entry(1, 32, 4096, "cuda_nvfp4");
   expect_entry(2, 128, 4096, "cuda_dequant_cublas");
-  expect_entry(3, 256, 4096, "cuda_decode");
+  expect_entry(3, 256, 4096, "cuda_nvfp4");
 
   // The runner's lookup serves each measured M with its winner, an M between two with the next
   // larger one's, and none past the largest.
@@ -84,11 +84,11 @@ TEST(TuneProfile, ConsecutiveMsWithOneWinnerBecomeOneEntry) {
     const dispatch::ProfileEntry* entry = profile.find({m, 4096, 4096, ActivationType::bf16, DType::bf16});
     return entry ? entry->backend : std::string("(auto)");
   };
-  EXPECT_EQ(lookup(1), "cuda_decode");
-  EXPECT_EQ(lookup(20), "cuda_decode");
+  EXPECT_EQ(lookup(1), "cuda_nvfp4");
+  EXPECT_EQ(lookup(20), "cuda_nvfp4");
   EXPECT_EQ(lookup(33), "cuda_dequant_cublas");
   EXPECT_EQ(lookup(128), "cuda_dequant_cublas");
-  EXPECT_EQ(lookup(200), "cuda_decode");
+  EXPECT_EQ(lookup(200), "cuda_nvfp4");
   EXPECT_EQ(lookup(257), "(auto)");
   EXPECT_EQ(profile.find({1, 4096, 4096, ActivationType::nvfp4, DType::bf16}), nullptr) << "W4A4 was not tuned";
 
@@ -104,12 +104,12 @@ TEST(TuneProfile, ConsecutiveMsWithOneWinnerBecomeOneEntry) {
 
 TEST(TuneProfile, ActivationTypesAreTunedApart) {
   std::vector<Choice> choices;
-  choices.push_back(Choice{{16, 4096, 4096, ActivationType::bf16, DType::bf16}, "cuda_decode", 1, "", 0, "", 0});
+  choices.push_back(Choice{{16, 4096, 4096, ActivationType::bf16, DType::bf16}, "cuda_nvfp4", 1, "", 0, "", 0});
   choices.push_back(Choice{{16, 4096, 4096, ActivationType::nvfp4, DType::bf16}, "cublaslt", 1, "", 0, "", 0});
   const dispatch::TunedProfile profile = make_profile(choices, {"cpu", "none", "0.1.0"});
   ASSERT_EQ(profile.entries.size(), 2u);
   EXPECT_EQ(profile.find({16, 4096, 4096, ActivationType::nvfp4, DType::bf16})->backend, "cublaslt");
-  EXPECT_EQ(profile.find({16, 4096, 4096, ActivationType::bf16, DType::bf16})->backend, "cuda_decode");
+  EXPECT_EQ(profile.find({16, 4096, 4096, ActivationType::bf16, DType::bf16})->backend, "cuda_nvfp4");
 }
 
 }  // namespace

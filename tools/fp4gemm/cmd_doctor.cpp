@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
-#include "fp4gemm/dispatch/device_arguments.hpp"
+#include "dispatch/device_arguments.hpp"
 #include "fp4gemm/error.hpp"
 #include "fp4gemm/runner.hpp"
 
@@ -43,7 +43,7 @@ void run_doctor(const DoctorOptions& options) {
     std::printf("%s\n", report.dump(2).c_str());
   } else {
     std::printf("device: %s\nhost:   %s\n\n", runner.device().to_string().c_str(), runner.host_device().to_string().c_str());
-    // "cuda_decode (wgmma kernel)" for a backend's kernel, as Runner::quarantined() names it.
+    // "cuda_nvfp4 (wgmma kernel)" for a backend's kernel, as Runner::quarantined() names it.
     int width = 22;
     for (const auto& canary : reports) width = std::max(width, int(quarantine_key(canary.backend, canary.kernel).size()));
     for (const auto& canary : reports) {

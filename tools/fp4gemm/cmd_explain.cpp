@@ -1,16 +1,18 @@
 // `fp4gemm explain`: which backend would serve a GEMM here and why — the device, every candidate
 // with ok or its reason, the tuned-profile hit or miss, the choice, and the roofline estimate.
-// With --config, the choice and its reason for each GEMM of a model (io/model_config.hpp).
+// With --config, the choice and its reason for each GEMM of a model (io/model_config.hpp). With
+// --rules, the table of thresholds cuda_nvfp4's selector decides by, with the measurement behind each.
 #include <cstdio>
 #include <memory>
 
 #include <nlohmann/json.hpp>
 
+#include "backends/cuda_nvfp4/plan.hpp"
 #include "command.hpp"
 #include "problem_options.hpp"
 #include "reports.hpp"
 #include "type_options.hpp"
-#include "fp4gemm/dispatch/device_arguments.hpp"
+#include "dispatch/device_arguments.hpp"
 #include "fp4gemm/error.hpp"
 #include "fp4gemm/io/model_config.hpp"
 #include "fp4gemm/runner.hpp"
@@ -31,6 +33,7 @@ struct ExplainOptions {
   int simulate_cublaslt = 130100;
   bool canary = false;
   bool json = false;
+  bool rules = false;  // print cuda_nvfp4's selection rules table instead
 };
 
 Runner make_runner(const ExplainOptions& options) {
@@ -78,6 +81,11 @@ void run_explain_config(const ExplainOptions& options) {
 }
 
 void run_explain(const ExplainOptions& options) {
+  if (options.rules) {
+    std::printf("cuda_nvfp4 selection rules (H200 unless an H100 is named; times per call):\n\n%s",
+                cuda_nvfp4::describe_selection_rules().c_str());
+    return;
+  }
   if (!options.config.empty()) return run_explain_config(options);
   if (options.m < 1 || options.n < 1 || options.k < 1) throw_invalid("-m, -n and -k must be positive");
   if (options.k % 16 != 0) throw_invalid("-k " + std::to_string(options.k) + " is not a multiple of 16, the NVFP4 block size");
@@ -119,6 +127,7 @@ const RegisterCommand registration([](CLI::App& app) {
                       "cuBLASLt version of the simulated GPU, major*10000+minor*100+patch; 0 = absent (default 130100)");
   command->add_flag("--canary", options->canary, "Run every backend's canary first, so quarantines show");
   command->add_flag("--json", options->json, "Print one JSON document");
+  command->add_flag("--rules", options->rules, "Print the thresholds cuda_nvfp4's selector decides by, with their measurements");
   command->callback([options] { run_explain(*options); });
 });
 

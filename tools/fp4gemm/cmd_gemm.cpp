@@ -9,7 +9,7 @@
 
 #include "activation_input.hpp"
 #include "command.hpp"
-#include "fp4gemm/dispatch/device_arguments.hpp"
+#include "dispatch/device_arguments.hpp"
 #include "fp4gemm/fp4gemm.hpp"
 #include "fp4gemm/io/modelopt.hpp"
 #include "fp4gemm/io/tensor_convert.hpp"

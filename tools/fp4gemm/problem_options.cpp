@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <set>
 
-#include "fp4gemm/dispatch/device_arguments.hpp"
+#include "dispatch/device_arguments.hpp"
 #include "fp4gemm/fp4gemm.hpp"
 #include "fp4gemm/io/model_config.hpp"
 #include "fp4gemm/runner.hpp"
@@ -20,7 +20,10 @@ bool all_digits(const std::string& part) {
 std::vector<std::string> backends_for(const std::string& backend, const DeviceInfo& device) {
   if (!backend.empty()) {
     make_backend(backend);  // throws with the valid names when unknown
-    return {backend};
+    if (const std::string warning = deprecated_backend_warning(backend); !warning.empty()) {
+      std::fprintf(stderr, "fp4gemm: warning: %s\n", warning.c_str());
+    }
+    return {current_backend_name(backend)};
   }
   std::vector<std::string> names;
   for (const auto& candidate : make_all_backends())
@@ -35,7 +38,7 @@ void check_weight_shape(const WeightShape& shape, const std::string& source) {
   if (shape.k % 16 != 0) throw_invalid(source + ": K = " + std::to_string(shape.k) + " is not a multiple of 16, the NVFP4 block size");
   // The bench draws the weight as FP32 values on the host and quantizes it there: say so before
   // an allocation fails.
-  const double host_bytes = double(shape.n) * double(shape.k) * (4.0 + 0.5625);
+  const double host_bytes = double(shape.n) * double(shape.k) * (4.0 + kNvfp4BytesPerElement);
   const double memory_bytes = double(probe_cpu().memory_bytes);
   if (memory_bytes > 0 && host_bytes > memory_bytes) {
     char message[160];

@@ -2,7 +2,7 @@
 // Tuned profiles: which backend measured fastest for a problem on one GPU with one CUDA and one
 // fp4gemm version. JSON:
 //   {"metadata": {"gpu": "NVIDIA H200", "cuda": "13.0", "fp4gemm": "0.1.0"},
-//    "entries": [{"m_max": 64, "n": 4096, "k": 4096, "activation": "bf16", "backend": "cuda_decode"}]}
+//    "entries": [{"m_max": 64, "n": 4096, "k": 4096, "activation": "bf16", "backend": "cuda_nvfp4"}]}
 // An entry serves problems with its n, k and activation and m <= m_max; the entry with the
 // smallest such m_max wins. A profile whose metadata differs from the running device is ignored
 // as a whole, with the reason shown by `explain`.
@@ -40,6 +40,9 @@ struct TunedProfile {
   std::string origin;  // file path or "<memory>", for messages
   ProfileMetadata metadata;
   std::vector<ProfileEntry> entries;
+  // Entries that named a backend by a deprecated alias (current_backend_name replaced it): one
+  // warning per alias, for the runner to report.
+  std::vector<std::string> deprecated_names;
 
   // Throws Error(io) with a sentence naming the file and the problem.
   static TunedProfile load(const std::string& path);

@@ -7,6 +7,10 @@
 
 namespace fp4gemm {
 
+// Bytes per element of an NVFP4 matrix: a 4-bit E2M1 code (0.5 B) plus one E4M3 scale per block
+// of 16 (1/16 B), 0.5625 in all; the least any layout of it can hold.
+inline constexpr double kNvfp4BytesPerElement = 0.5 + 1.0 / 16.0;
+
 struct Nvfp4Matrix {
   std::vector<std::uint8_t> codes;   // [rows, cols/2]
   std::vector<std::uint8_t> scales;  // E4M3, linear [rows, cols/16] unless converted

@@ -1,6 +1,6 @@
 #pragma once
 // The dynamic shared-memory limit of a kernel, raised once per device and kernel. Shared by the
-// cuda_decode kernels that need more than the default 48 KiB.
+// cuda_nvfp4 kernels that need more than the default 48 KiB.
 #include <cuda_runtime_api.h>
 
 namespace fp4gemm::cuda {

@@ -5,6 +5,7 @@
 
 #include "backends/cuda_common/cuda_check.hpp"
 #include "backends/cuda_common/device_buffer.hpp"
+#include "backends/cuda_common/nvfp4_dequantize.hpp"
 #include "backends/cuda_dequant_cublas/dequant_kernels.hpp"
 #include "fp4gemm/format/nvfp4_matrix.hpp"
 
@@ -157,7 +158,7 @@ std::unique_ptr<PreparedWeight> CudaDequantCublasBackend::prepare(const Nvfp4Vie
 
   // Codes and scales on the device: uploaded from the host, or the caller's device buffers as they are.
   cuda::DeviceBuffer uploaded_codes, uploaded_scales;
-  dequant_cublas::DeviceNvfp4 source{weight.codes, weight.scales, weight.scale_layout == ScaleLayout::swizzled_128x4,
+  cuda::DeviceNvfp4 source{weight.codes, weight.scales, weight.scale_layout == ScaleLayout::swizzled_128x4,
                                      weight.rows, weight.cols};
   if (weight.memory == Memory::host) {
     uploaded_codes = cuda::upload(weight.codes, std::size_t(weight.code_bytes()), where("the weight codes"));
@@ -178,7 +179,7 @@ std::unique_ptr<PreparedWeight> CudaDequantCublasBackend::prepare(const Nvfp4Vie
   }
 
   prepared->values = cuda::DeviceBuffer(std::size_t(weight.rows * weight.cols) * 2, where("the BF16 weight"));
-  dequant_cublas::launch_dequantize_to_bf16(source, prepared->values.as<std::uint16_t>(), nullptr);
+  cuda::launch_dequantize_to_bf16(source, prepared->values.as<std::uint16_t>(), nullptr);
   // Synchronous: the uploads are freed on return, and a failure belongs to prepare(), not a later run().
   cuda::check_cuda(cudaStreamSynchronize(nullptr), where("dequantizing the weight to BF16"));
   return prepared;
@@ -214,7 +215,7 @@ void CudaDequantCublasBackend::run(const ActivationView& a, const PreparedWeight
   std::unique_ptr<cuda::StreamBuffer> converted;
   if (a.type == ActivationType::nvfp4) {
     converted = std::make_unique<cuda::StreamBuffer>(std::size_t(m * k) * 2, stream, where("the BF16 activations"));
-    dequant_cublas::launch_dequantize_to_bf16({a.nvfp4.codes, a.nvfp4.scales,
+    cuda::launch_dequantize_to_bf16({a.nvfp4.codes, a.nvfp4.scales,
                                                a.nvfp4.scale_layout == ScaleLayout::swizzled_128x4, m, k},
                                               converted->as<std::uint16_t>(), stream);
     activation = converted->data();

@@ -9,20 +9,6 @@
 
 namespace fp4gemm::dequant_cublas {
 
-// An NVFP4 matrix already in device memory: codes [rows, cols/2], E4M3 scales linear or 128x4.
-struct DeviceNvfp4 {
-  const std::uint8_t* codes = nullptr;
-  const std::uint8_t* scales = nullptr;
-  bool swizzled_scales = false;  // false: linear [rows, cols/16]; true: 128x4 tiles
-  std::int64_t rows = 0;
-  std::int64_t cols = 0;
-};
-
-// out[r, c] = e2m1(code) * e4m3(block scale), as BF16, [rows, cols] contiguous. Exact: every such
-// product has at most 6 significant bits and lies in [2^-10, 2688]. The global scale is not applied.
-// `out` must be 16-byte aligned (a cudaMalloc/cudaMallocAsync allocation is).
-void launch_dequantize_to_bf16(const DeviceNvfp4& matrix, std::uint16_t* out, cudaStream_t stream);
-
 // Splits FP32 values into three BF16 terms, hi + mid + lo == x exactly for normal-range finite x
 // (8 + 8 + 8 significant bits cover FP32's 24). out is [3 * rows, cols]: hi rows, then mid, then lo.
 void launch_split_f32_to_bf16x3(const float* values, std::int64_t row_stride, std::int64_t rows, std::int64_t cols,

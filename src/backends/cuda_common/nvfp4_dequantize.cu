@@ -1,0 +1,101 @@
+// The NVFP4 -> BF16 dequantization kernel, shared by `cuda_dequant_cublas` (weights once at
+// prepare, NVFP4 activations per call) and `cuda_nvfp4` (NVFP4 activations per call).
+// Memory-bound and simple by design.
+#include <cuda_bf16.h>
+
+#include "backends/cuda_common/cuda_check.hpp"
+#include "backends/cuda_common/nvfp4_dequantize.hpp"
+
+namespace fp4gemm::cuda {
+namespace {
+
+constexpr int kThreadsPerBlock = 256;
+constexpr std::int64_t kElementsPerScale = 16;
+
+// Twice the magnitude of each E2M1 code 0..7 (0, 0.5, 1, 1.5, 2, 3, 4, 6), one nibble each, so a
+// shift replaces a table lookup (a per-thread table indexed at run time would go to local memory).
+constexpr unsigned kTwiceE2m1Magnitudes = 0xC8643210u;
+
+__device__ __forceinline__ float e2m1_value(unsigned code) {
+  const float magnitude = float((kTwiceE2m1Magnitudes >> (4 * (code & 7u))) & 0xFu) * 0.5f;
+  return (code & 8u) ? -magnitude : magnitude;
+}
+
+// E4M3 "fn": bias 7, subnormals m * 2^-9, 0x7F/0xFF NaN (propagates, as on the host reference).
+__device__ __forceinline__ float e4m3_value(unsigned code) {
+  const unsigned exponent = (code >> 3) & 0xFu, mantissa = code & 7u;
+  float magnitude;
+  if (exponent == 0xFu && mantissa == 7u) {
+    magnitude = __int_as_float(0x7FC00000);
+  } else if (exponent == 0) {
+    magnitude = float(mantissa) * 0.001953125f;  // 2^-9
+  } else {
+    magnitude = __int_as_float(int(((exponent + 120u) << 23) | (mantissa << 20)));  // 2^(e-7) * 1.m
+  }
+  return (code & 0x80u) ? -magnitude : magnitude;
+}
+
+// Offset of scale (row, block) in the 128x4 swizzled layout (see format/scale_layout.hpp).
+__device__ __forceinline__ std::int64_t swizzled_offset(std::int64_t row, std::int64_t block, std::int64_t scale_cols) {
+  const std::int64_t column_tiles = (scale_cols + 3) / 4;
+  return (row / 128) * (column_tiles * 512) + (block / 4) * 512 + (row % 32) * 16 + ((row % 128) / 32) * 4 + block % 4;
+}
+
+// One thread per 16-element block: 8 code bytes in, 16 BF16 values (32 bytes) out.
+template <bool kAlignedCodes>
+__global__ void dequantize_to_bf16_kernel(const std::uint8_t* __restrict__ codes, const std::uint8_t* __restrict__ scales,
+                                          bool swizzled, std::int64_t rows, std::int64_t scale_cols,
+                                          uint4* __restrict__ out) {
+  const std::int64_t block = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (block >= rows * scale_cols) return;
+  const std::int64_t row = block / scale_cols, column = block % scale_cols;
+  const float scale = e4m3_value(scales[swizzled ? swizzled_offset(row, column, scale_cols) : block]);
+
+  // Load the block's 8 code bytes (element 2i in the low nibble of byte i).
+  std::uint8_t packed[8];
+  if constexpr (kAlignedCodes) {
+    const uint2 word = reinterpret_cast<const uint2*>(codes)[block];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      packed[i] = std::uint8_t(word.x >> (8 * i));
+      packed[4 + i] = std::uint8_t(word.y >> (8 * i));
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) packed[i] = codes[block * 8 + i];
+  }
+
+  // Decode and store as two 16-byte vectors.
+  unsigned words[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const __nv_bfloat16 low = __float2bfloat16_rn(e2m1_value(packed[i] & 0xFu) * scale);
+    const __nv_bfloat16 high = __float2bfloat16_rn(e2m1_value(packed[i] >> 4) * scale);
+    words[i] = unsigned(__bfloat16_as_ushort(low)) | (unsigned(__bfloat16_as_ushort(high)) << 16);
+  }
+  out[block * 2] = make_uint4(words[0], words[1], words[2], words[3]);
+  out[block * 2 + 1] = make_uint4(words[4], words[5], words[6], words[7]);
+}
+
+unsigned blocks_for(std::int64_t threads) { return unsigned((threads + kThreadsPerBlock - 1) / kThreadsPerBlock); }
+
+}  // namespace
+
+void launch_dequantize_to_bf16(const DeviceNvfp4& matrix, std::uint16_t* out, cudaStream_t stream) {
+  const std::int64_t scale_cols = matrix.cols / kElementsPerScale;
+  const std::int64_t blocks = matrix.rows * scale_cols;
+  if (blocks == 0) return;
+  const bool swizzled = matrix.swizzled_scales;
+  const bool aligned = reinterpret_cast<std::uintptr_t>(matrix.codes) % alignof(uint2) == 0;
+  auto* vectors = reinterpret_cast<uint4*>(out);
+  if (aligned) {
+    dequantize_to_bf16_kernel<true><<<blocks_for(blocks), kThreadsPerBlock, 0, stream>>>(
+        matrix.codes, matrix.scales, swizzled, matrix.rows, scale_cols, vectors);
+  } else {
+    dequantize_to_bf16_kernel<false><<<blocks_for(blocks), kThreadsPerBlock, 0, stream>>>(
+        matrix.codes, matrix.scales, swizzled, matrix.rows, scale_cols, vectors);
+  }
+  cuda::check_launch("launching the NVFP4 -> BF16 dequantization kernel");
+}
+
+}  // namespace fp4gemm::cuda
