@@ -55,7 +55,7 @@ done
 [ "$(grep -c 'evidence: ' <<< "$rules")" -ge 30 ] || fail "explain --rules gives fewer than 30 rows with evidence: $rules"
 # Where CUDA is built, the plan names the rows that decided it, and the deprecated name still selects it.
 simulated=$($cli explain -m 1 -n 4096 -k 4096 --simulate-sm 90 2>&1) || fail "explain --simulate-sm 90 exited non-zero: $simulated"
-if grep -q "cuda_nvfp4" <<< "$simulated"; then
+if grep -q "^choice: *cuda_nvfp4" <<< "$simulated"; then
   grep -q "rules: kMaxActivationRows = 64, kWgmmaTallMinM = 17" <<< "$simulated" || fail "explain names no deciding rules: $simulated"
   grep -q "not:   wgmma (below the wgmma rule); prefill (M <= 64: a small-M kernel serves it)" <<< "$simulated" ||
     fail "explain names no rejected kernels: $simulated"

@@ -59,7 +59,7 @@ inline constexpr SelectionRule kSelectionRules[] = {
     {"mma.sync shape", "kMaxClusteredMTiles", 2, "activation tiles (8 rows each) that split K over clusters",
      "M = 9/16: 512x8192 in 4-CTA clusters 6.20/6.31 -> 3.72/4.26 us"},
     {"mma.sync shape", "kMaxClusteredRuleSmFill", 0.5, "clusters where the unclustered grid fills at most this share of the SMs",
-     "M = 1: 512x4096 (32 CTAs) 4.19 -> 3.53 us; M = 16: 3072x4096 (192 CTAs) lost 35%"},
+     "M = 1: 512x4096 (32 CTAs) 4.19 -> 3.53 us; M = 16: 3072x4096 with 2-CTA clusters lost 35%"},
     {"mma.sync shape", "kMinClusteredChunks", 64, "chunks of 64 (K >= 4096) a clustered split needs",
      "M = 1: 1024x2048 3.02 -> 3.26 us with 2-CTA clusters"},
     {"mma.sync shape", "kMinChunksPerClusteredWarp", 2, "chunks each warp of a cluster keeps at least",
