@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "fp4gemm/dispatch/device_arguments.hpp"
+#include "dispatch/device_arguments.hpp"
 #include "fp4gemm/io/checkpoint.hpp"
 #include "fp4gemm/io/modelopt.hpp"
 #include "fp4gemm/io/tensor_convert.hpp"

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "fp4gemm/dispatch/preference.hpp"
+#include "dispatch/preference.hpp"
 
 namespace fp4gemm::moe {
 

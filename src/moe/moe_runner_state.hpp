@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "dispatch/log.hpp"
 #include "fp4gemm/moe/moe_runner.hpp"
 
 namespace fp4gemm::moe {

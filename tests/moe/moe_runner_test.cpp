@@ -2,6 +2,7 @@
 // when a backend throws, quarantine when its canary returns wrong numbers, resident bytes.
 #include <gtest/gtest.h>
 
+#include "dispatch/log.hpp"
 #include "fp4gemm/error.hpp"
 #include "fp4gemm/moe/moe_runner.hpp"
 #include "moe/faulty_moe_backends.hpp"
