@@ -119,6 +119,23 @@ def test_module_forward_compiles_without_graph_breaks_and_equals_eager(layer):
         torch.testing.assert_close(eager, reference(layer, x), rtol=1e-4, atol=1e-5)
 
 
+def test_moving_the_module_prepares_the_layer_again_and_collecting_it_releases_it(layer):
+    gate_up, gate_up_scale, gate_up_2, down, down_scale, down_2 = layer["experts"]
+    module = fp4gemm.torch.MoE(gate_up, gate_up_scale, gate_up_2, down, down_scale, down_2, router=layer["router"],
+                               top_k=TOP_K)
+    x = torch.randn(2, HIDDEN)
+    before, old_id = module(x), module.layer_id
+    module.to("cpu")  # buffers replaced: the layer is prepared anew, the old id released
+    assert module.layer_id != old_id
+    torch.testing.assert_close(module(x), before, rtol=0, atol=0)
+    with pytest.raises(RuntimeError, match="is not a prepared MoE layer"):
+        fp4gemm.ops.moe(x, old_id, top_k=TOP_K)
+    new_id = module.layer_id
+    del module
+    with pytest.raises(RuntimeError, match="is not a prepared MoE layer"):
+        fp4gemm.ops.moe(x, new_id, top_k=TOP_K)
+
+
 def test_bad_input_raises_the_library_sentence(layer):
     x = torch.randn(2, HIDDEN)
     with pytest.raises(RuntimeError, match="not the layer's hidden size 64"):
