@@ -207,7 +207,7 @@ std::optional<GivenRouting> given_routing(const std::optional<at::Tensor>& topk_
 
 at::Tensor moe(const at::Tensor& x, std::int64_t layer_id, const std::optional<at::Tensor>& topk_ids,
                const std::optional<at::Tensor>& topk_weights, std::int64_t top_k, bool norm_topk_prob,
-               std::optional<at::ScalarType> out_dtype, c10::string_view backend) {
+               std::optional<at::ScalarType> out_dtype, c10::string_view backend, c10::string_view activation) {
   require_host(x, "moe: x");
   if (x.dim() < 1) throw_invalid("moe: x must have at least one dimension [..., H]");
   const DType x_type = dtype_of(x.scalar_type(), "moe: x");
@@ -225,6 +225,12 @@ at::Tensor moe(const at::Tensor& x, std::int64_t layer_id, const std::optional<a
   call.x = dense_view_of(rows);
   call.options.norm_topk_prob = norm_topk_prob;
   call.options.activation = x_type == DType::bf16 ? ActivationType::bf16 : ActivationType::f32;
+  if (activation == "nvfp4") {
+    call.options.activation = ActivationType::nvfp4;  // W4A4 with the layer's input scales
+  } else if (activation != "auto") {
+    throw_invalid("moe: activation must be \"auto\" (W4A16, x as given) or \"nvfp4\" (W4A4), not \"" +
+                  std::string(activation) + "\"");
+  }
   if (routing) {
     const std::int64_t width = routing->ids.size(1);
     if (top_k != 0 && top_k != width) {
@@ -253,7 +259,7 @@ TORCH_LIBRARY_FRAGMENT(fp4gemm, m) {
         "Tensor[]? shared=None, Tensor? shared_gate=None) -> int");
   m.def("release_moe(int layer_id) -> ()", &release_moe);
   m.def("moe(Tensor x, int layer_id, Tensor? topk_ids=None, Tensor? topk_weights=None, int top_k=0, "
-        "bool norm_topk_prob=True, ScalarType? out_dtype=None, str backend=\"auto\") -> Tensor");
+        "bool norm_topk_prob=True, ScalarType? out_dtype=None, str backend=\"auto\", str activation=\"auto\") -> Tensor");
 }
 
 // The CUDA key runs the same code so that a CUDA tensor gets the sentence above, not "no kernel".

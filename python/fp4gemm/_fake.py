@@ -56,6 +56,6 @@ def _prepare_moe(gate_up, gate_up_scale, gate_up_scale_2, down, down_scale, down
 
 @torch.library.register_fake("fp4gemm::moe")
 def _moe(x, layer_id, topk_ids=None, topk_weights=None, top_k=0, norm_topk_prob=True, out_dtype=None,
-         backend="auto"):
+         backend="auto", activation="auto"):
     torch._check(x.dim() >= 1, lambda: "moe: x must have at least one dimension [..., H]")
     return x.new_empty(x.shape, dtype=out_dtype if out_dtype is not None else x.dtype)

@@ -104,7 +104,8 @@ def _optional(tensor: torch.Tensor) -> Optional[torch.Tensor]:
 class MoE(_Prepared):
     """A mixture-of-experts layer over NVFP4 experts (docs/MOE.md): route (the router, softmax,
     top-k) or given top-k ids and weights, SiLU(x gate^T) * (x up^T) then down per expert, the
-    weighted sum, plus an optional shared expert. W4A16; CPU tensors.
+    weighted sum, plus an optional shared expert. W4A16, or W4A4 with activation="nvfp4" and the
+    checkpoint's input scales; CPU tensors.
 
     Experts in the fused checkpoint layout: gate_up uint8 [E, 2I, H/2] (gate rows, then up rows),
     down [E, H, I/2], block scales [E, N, K/16], weight_scale_2 one value, [E] or [E, 2].
@@ -115,7 +116,7 @@ class MoE(_Prepared):
                  router: Optional[torch.Tensor] = None, top_k: int = 0, norm_topk_prob: bool = True,
                  gate_up_input_scale: Optional[torch.Tensor] = None, down_input_scale: Optional[torch.Tensor] = None,
                  shared: Sequence[torch.Tensor] = (), shared_gate: Optional[torch.Tensor] = None,
-                 out_dtype: Optional[torch.dtype] = None, backend: str = "auto"):
+                 out_dtype: Optional[torch.dtype] = None, backend: str = "auto", activation: str = "auto"):
         super().__init__()
         # E4M3 scales kept as their bytes, so module.to(dtype) leaves them alone (as Linear's).
         for name, value in (("gate_up", gate_up), ("gate_up_scale", gate_up_scale.view(torch.uint8)),
@@ -136,6 +137,7 @@ class MoE(_Prepared):
         self.norm_topk_prob = bool(norm_topk_prob)
         self.out_dtype = out_dtype
         self.backend = backend
+        self.activation = activation  # "auto": W4A16; "nvfp4": W4A4 with the input scales
         self._release = None
         self.layer_id = self._prepare()
 
@@ -152,7 +154,8 @@ class MoE(_Prepared):
 
     @classmethod
     def from_checkpoint(cls, directory: str, prefix: str, top_k: Optional[int] = None,
-                        out_dtype: Optional[torch.dtype] = None, backend: str = "auto") -> "MoE":
+                        out_dtype: Optional[torch.dtype] = None, backend: str = "auto",
+                        activation: str = "auto") -> "MoE":
         """Loads MoE layer `prefix` (e.g. "model.layers.0.mlp") of the NVFP4 checkpoint in `directory`
         with the C++ loader (fused or per-expert experts, router, shared expert); top-k and
         norm_topk_prob from its config.json unless `top_k` is given."""
@@ -161,13 +164,13 @@ class MoE(_Prepared):
         return cls(gate_up, gate_up_scale, gate_up_scale_2, down, down_scale, down_scale_2, router=_optional(router),
                    top_k=top_k if top_k is not None else config_top_k, norm_topk_prob=normalize != 0,
                    gate_up_input_scale=_optional(gu_input), down_input_scale=_optional(down_input), shared=shared,
-                   shared_gate=_optional(shared_gate), out_dtype=out_dtype, backend=backend)
+                   shared_gate=_optional(shared_gate), out_dtype=out_dtype, backend=backend, activation=activation)
 
     def forward(self, x: torch.Tensor, topk_ids: Optional[torch.Tensor] = None,
                 topk_weights: Optional[torch.Tensor] = None) -> torch.Tensor:
         """x [..., H]; routing by the router, or the given ids and weights [T, k] (T = x's rows)."""
         return ops.moe(x, self.layer_id, topk_ids, topk_weights, self.top_k if topk_ids is None else 0,
-                       self.norm_topk_prob, self.out_dtype, self.backend)
+                       self.norm_topk_prob, self.out_dtype, self.backend, self.activation)
 
     def extra_repr(self) -> str:
         return (f"experts={self.num_experts}, hidden={self.hidden_size}, intermediate={self.intermediate_size}, "

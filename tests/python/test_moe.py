@@ -40,8 +40,16 @@ def prepare(layer) -> int:
                                    shared_gate=layer.get("shared_gate"))
 
 
-def reference(layer, x, topk_ids=None, topk_weights=None):
-    """The layer written out in torch from docs/MOE.md, in float64."""
+def nvfp4_values(values: torch.Tensor, input_scale: float) -> torch.Tensor:
+    """values [N] or [T, N] as W4A4 sees them: quantized with `input_scale`, dequantized (float64)."""
+    rows = values.float().reshape(-1, values.shape[-1])
+    codes, scales, _ = fp4gemm.ops.quantize_activation(rows, input_scale)
+    return dequantize(codes, scales, input_scale).double().reshape(values.shape)
+
+
+def reference(layer, x, topk_ids=None, topk_weights=None, input_scales=None):
+    """The layer written out in torch from docs/MOE.md, in float64; with `input_scales` (gate_up's,
+    down's), W4A4: x and h quantized to NVFP4 before the expert GEMMs."""
     gate_up_codes, gate_up_scales, gate_up_2, down_codes, down_scales, down_2 = layer["experts"]
     x = x.double()
     if topk_ids is None:
@@ -54,8 +62,12 @@ def reference(layer, x, topk_ids=None, topk_weights=None):
             e = int(topk_ids[t, slot])
             gate_up = dequantize(gate_up_codes[e], gate_up_scales[e], gate_up_2[e]).double()
             down = dequantize(down_codes[e], down_scales[e], down_2[e]).double()
-            h = x[t] @ gate_up.T
-            out[t] += float(topk_weights[t, slot]) * (torch.nn.functional.silu(h[:INTER]) * h[INTER:]) @ down.T
+            x_t = x[t] if input_scales is None else nvfp4_values(x[t], input_scales[0])
+            h = x_t @ gate_up.T
+            h = torch.nn.functional.silu(h[:INTER]) * h[INTER:]
+            if input_scales is not None:
+                h = nvfp4_values(h, input_scales[1])
+            out[t] += float(topk_weights[t, slot]) * h @ down.T
     if "shared" in layer:
         gate, up, down = (w.double() for w in layer["shared"])
         shared = (torch.nn.functional.silu(x @ gate.T) * (x @ up.T)) @ down.T
@@ -117,6 +129,32 @@ def test_module_forward_compiles_without_graph_breaks_and_equals_eager(layer):
         eager = module(x)
         torch.testing.assert_close(compiled(x), eager, rtol=0, atol=0)
         torch.testing.assert_close(eager, reference(layer, x), rtol=1e-4, atol=1e-5)
+
+
+def test_w4a4_quantizes_x_and_h_with_the_input_scales():
+    layer = random_layer(seed=5)
+    gate_up, gate_up_scale, gate_up_2, down, down_scale, down_2 = layer["experts"]
+    x = torch.randn(4, HIDDEN, generator=torch.Generator().manual_seed(6))
+    input_scales = (float(x.abs().max()) / (6 * 448), 0.002)
+    module = fp4gemm.torch.MoE(gate_up, gate_up_scale, gate_up_2, down, down_scale, down_2, router=layer["router"],
+                               top_k=TOP_K, gate_up_input_scale=torch.full((EXPERTS,), input_scales[0]),
+                               down_input_scale=torch.tensor(input_scales[1]), shared=layer["shared"],
+                               shared_gate=layer["shared_gate"], activation="nvfp4", backend="ref")
+    out = module(x)
+    expected = reference(layer, x, input_scales=input_scales)
+    assert not torch.isnan(out).any()
+    # h is computed in float32 by the library and float64 here: an element on a rounding boundary
+    # may land one NVFP4 step apart, so the bound is a fraction of the output's size.
+    torch.testing.assert_close(out, expected, rtol=0, atol=1e-3 * float(expected.abs().max()))
+    w4a16 = fp4gemm.ops.moe(x, module.layer_id, top_k=TOP_K, backend="ref")
+    assert (out - w4a16).abs().max() > 1e-3 * float(expected.abs().max())  # the activations were quantized
+    cpu = fp4gemm.ops.moe(x, module.layer_id, top_k=TOP_K, backend="cpu", activation="nvfp4")
+    torch.testing.assert_close(cpu, out, rtol=0, atol=1e-3 * float(expected.abs().max()))
+    unscaled = fp4gemm.ops.prepare_moe(*layer["experts"], layer["router"])
+    with pytest.raises(RuntimeError, match="needs the input_scale"):
+        fp4gemm.ops.moe(x, unscaled, top_k=TOP_K, activation="nvfp4")
+    with pytest.raises(RuntimeError, match="activation must be"):
+        fp4gemm.ops.moe(x, unscaled, top_k=TOP_K, activation="fp8")
 
 
 def test_moving_the_module_prepares_the_layer_again_and_collecting_it_releases_it(layer):
