@@ -118,18 +118,21 @@ class MoE(_Prepared):
                  shared: Sequence[torch.Tensor] = (), shared_gate: Optional[torch.Tensor] = None,
                  out_dtype: Optional[torch.dtype] = None, backend: str = "auto", activation: str = "auto"):
         super().__init__()
-        # E4M3 scales kept as their bytes, so module.to(dtype) leaves them alone (as Linear's).
+        # E4M3 scales kept as their bytes and the FP32 global scales as their bits (int32), so
+        # module.to(dtype) converts the router and a dense shared expert but leaves them exact.
+        self._bit_buffers = set()
         for name, value in (("gate_up", gate_up), ("gate_up_scale", gate_up_scale.view(torch.uint8)),
-                            ("gate_up_scale_2", gate_up_scale_2.float()), ("down", down),
-                            ("down_scale", down_scale.view(torch.uint8)), ("down_scale_2", down_scale_2.float()),
+                            ("gate_up_scale_2", gate_up_scale_2), ("down", down),
+                            ("down_scale", down_scale.view(torch.uint8)), ("down_scale_2", down_scale_2),
                             ("router", router), ("gate_up_input_scale", gate_up_input_scale),
                             ("down_input_scale", down_input_scale), ("shared_gate", shared_gate)):
-            self.register_buffer(name, None if value is None else value.contiguous())
+            self._register(name, value, global_scale="scale_2" in name or "input_scale" in name)
         self._shared_names = []
         for index, value in enumerate(shared):
             if value.dtype == torch.float8_e4m3fn:
                 value = value.view(torch.uint8)
-            self.register_buffer(f"shared_{index}", value.contiguous())
+            # 9 NVFP4 tensors: codes, block scales, weight_scale_2 of each projection
+            self._register(f"shared_{index}", value, global_scale=len(shared) == 9 and index % 3 == 2)
             self._shared_names.append(f"shared_{index}")
         self.num_experts, self.hidden_size = gate_up.shape[0], gate_up.shape[2] * 2
         self.intermediate_size = gate_up.shape[1] // 2
@@ -143,11 +146,21 @@ class MoE(_Prepared):
 
     _release_op = ops.release_moe
 
+    def _register(self, name: str, value: Optional[torch.Tensor], global_scale: bool):
+        if value is not None and global_scale:
+            value = value.to(torch.float32).view(torch.int32)
+            self._bit_buffers.add(name)
+        self.register_buffer(name, None if value is None else value.contiguous())
+
+    def _tensor(self, name: str) -> Optional[torch.Tensor]:
+        value = getattr(self, name)
+        return value.view(torch.float32) if name in self._bit_buffers and value is not None else value
+
     def _prepare_id(self) -> int:
-        shared = [getattr(self, name) for name in self._shared_names]
-        return ops.prepare_moe(self.gate_up, self.gate_up_scale, self.gate_up_scale_2, self.down, self.down_scale,
-                               self.down_scale_2, self.router, self.gate_up_input_scale, self.down_input_scale,
-                               shared, self.shared_gate)
+        names = ("gate_up", "gate_up_scale", "gate_up_scale_2", "down", "down_scale", "down_scale_2", "router",
+                 "gate_up_input_scale", "down_input_scale")
+        return ops.prepare_moe(*(self._tensor(name) for name in names), [self._tensor(n) for n in self._shared_names],
+                               self._tensor("shared_gate"))
 
     def _on_moved(self):
         self.layer_id = self._prepare()

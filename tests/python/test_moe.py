@@ -168,6 +168,12 @@ def test_moving_the_module_prepares_the_layer_again_and_collecting_it_releases_i
     torch.testing.assert_close(module(x), before, rtol=0, atol=0)
     with pytest.raises(RuntimeError, match="is not a prepared MoE layer"):
         fp4gemm.ops.moe(x, old_id, top_k=TOP_K)
+    module.to(torch.bfloat16)  # the router becomes bfloat16; the global scales stay exact FP32
+    assert module.router.dtype == torch.bfloat16
+    assert torch.equal(module.down_scale_2.view(torch.float32), down_2)
+    y = module(x.bfloat16())
+    assert y.dtype == torch.bfloat16 and not torch.isnan(y).any()
+    torch.testing.assert_close(y.float(), before, rtol=5e-2, atol=5e-3)
     new_id = module.layer_id
     del module
     with pytest.raises(RuntimeError, match="is not a prepared MoE layer"):
