@@ -19,16 +19,6 @@
 namespace fp4gemm::torch_ops {
 namespace {
 
-DType dtype_of(at::ScalarType type, const char* what) {
-  switch (type) {
-    case at::kFloat: return DType::f32;
-    case at::kBFloat16: return DType::bf16;
-    case at::kHalf: return DType::f16;
-    default:
-      throw_invalid(std::string(what) + " must be float32, bfloat16 or float16, not " + c10::toString(type));
-  }
-}
-
 // The caller's current CUDA stream for a CUDA tensor, so the op is ordered with the caller's work
 // and captured by a CUDA graph being recorded on that stream; null (unused) for the CPU.
 RunContext context_for(const Placement& placement) {
@@ -180,8 +170,7 @@ TORCH_LIBRARY(fp4gemm, m) {
         "ScalarType? out_dtype=None, str backend=\"auto\") -> Tensor");
   m.def("quantize_weight(Tensor weight) -> (Tensor, Tensor, Tensor)");
   m.def("quantize_activation(Tensor activation, float? input_scale=None) -> (Tensor, Tensor, Tensor)");
-  // moe: added with the MoE layer (include/fp4gemm/moe/moe_runner.hpp): prepared expert weights by
-  // id as for gemm, routing tensors in, one Tensor out; a fake beside gemm's in fp4gemm/_fake.py.
+  // prepare_moe, release_moe and moe: moe_ops.cpp; load_linear, info, explain: report_ops.cpp.
 }
 
 // One implementation serves both keys: the runner picks the backend from where the tensors live.

@@ -27,13 +27,23 @@ State& state() {
   return *instance;
 }
 
+}  // namespace
+
 std::string shape_of(const at::Tensor& tensor) {
   std::string text = "[";
   for (std::int64_t d = 0; d < tensor.dim(); ++d) text += (d ? ", " : "") + std::to_string(tensor.size(d));
   return text + "]";
 }
 
-}  // namespace
+DType dtype_of(at::ScalarType type, const char* what) {
+  switch (type) {
+    case at::kFloat: return DType::f32;
+    case at::kBFloat16: return DType::bf16;
+    case at::kHalf: return DType::f16;
+    default:
+      throw_invalid(std::string(what) + " must be float32, bfloat16 or float16, not " + c10::toString(type));
+  }
+}
 
 Placement placement_of(const at::Tensor& tensor) {
   if (tensor.is_cuda()) return {Memory::cuda, tensor.get_device()};

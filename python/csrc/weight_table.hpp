@@ -16,6 +16,12 @@
 
 namespace fp4gemm::torch_ops {
 
+// The library's DType for a float32, bfloat16 or float16 tensor; Error naming `what` otherwise.
+DType dtype_of(at::ScalarType type, const char* what);
+
+// "[2, 3]": a tensor's shape for error sentences.
+std::string shape_of(const at::Tensor& tensor);
+
 // Where a tensor lives, as the library's Memory and device ordinal.
 struct Placement {
   Memory memory = Memory::host;

@@ -4,6 +4,8 @@ runner that picks, proves and explains a backend for each problem. See docs/PYTH
     import fp4gemm, fp4gemm.torch
     layer = fp4gemm.torch.Linear.from_checkpoint("model_dir", "model.layers.0.mlp.down_proj")
     y = layer(x)                      # x: [..., K] bfloat16 or float32, CPU or CUDA
+    moe = fp4gemm.torch.MoE.from_checkpoint("model_dir", "model.layers.0.mlp")
+    y = moe(x)                        # x: [..., H] bfloat16 or float32, CPU
 """
 import json
 from typing import Any, NamedTuple, Optional

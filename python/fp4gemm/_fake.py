@@ -47,4 +47,15 @@ def _prepare(weight, weight_scale, weight_scale_2):
     # prepare is load-time work: its id is a fresh integer the tracer cannot know.
     return torch.library.get_ctx().new_dynamic_size()
 
-# moe: its fake goes here when the op lands (the output's shape is the activation's [..., hidden]).
+
+@torch.library.register_fake("fp4gemm::prepare_moe")
+def _prepare_moe(gate_up, gate_up_scale, gate_up_scale_2, down, down_scale, down_scale_2, router=None,
+                 gate_up_input_scale=None, down_input_scale=None, shared=None, shared_gate=None):
+    return torch.library.get_ctx().new_dynamic_size()
+
+
+@torch.library.register_fake("fp4gemm::moe")
+def _moe(x, layer_id, topk_ids=None, topk_weights=None, top_k=0, norm_topk_prob=True, out_dtype=None,
+         backend="auto", activation="auto"):
+    torch._check(x.dim() >= 1, lambda: "moe: x must have at least one dimension [..., H]")
+    return x.new_empty(x.shape, dtype=out_dtype if out_dtype is not None else x.dtype)
