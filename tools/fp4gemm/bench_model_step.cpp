@@ -149,7 +149,7 @@ void run_model_step_report(const ModelStepRequest& request) {
 
   // The whole MoE layer through the runner where it runs (the CPU); the GPU has no MoE backend yet.
   MoeTimings moe_timings;
-  const bool time_layer = step.moe && moe_execution() != nullptr && run.device.kind == DeviceInfo::Kind::cpu;
+  const bool time_layer = step.moe && run.device.kind == DeviceInfo::Kind::cpu;
   if (time_layer) {
     const bench::MoeBenchLayer layer({step.moe->experts, step.moe->hidden, step.moe->intermediate, 0, step.moe->top_k, step.moe->norm_topk_prob});
     moe_timings = time_moe_layer(layer, request.tokens, "", !request.no_peers);

@@ -1,7 +1,7 @@
 // `fp4gemm moe`: run one MoE layer of a checkpoint on hidden states [T, H] from a file: the
 // layer's router picks each token's experts (top-k from --topk or config.json), the experts and
 // the shared expert run through the MoE runner, and one [T, H] tensor is written. Says which
-// backend served and, with --explain, why. Compiled only with the MoE layer (moe_execution.hpp).
+// backend served and, with --explain, why.
 #include <cstdio>
 #include <memory>
 
@@ -53,7 +53,7 @@ void run_moe(const MoeCommandOptions& options) {
   const std::int64_t tokens = activation.view.rows, hidden = layer.shape.hidden;
 
   const moe::MoeWeights weights = layer.weights();
-  const PreparedMoeCall prepared = moe_execution()->prepare(weights, options.backend, moe_options);
+  const PreparedMoeCall prepared = prepare_moe_call(weights, options.backend, moe_options);
   const DType out_type = output_dtype == io::TensorDType::f32 ? DType::f32 : DType::bf16;
   std::vector<std::uint8_t> out_bytes(std::size_t(tokens * hidden) * dtype_size(out_type));
   moe::TopK route_with_router;
