@@ -102,7 +102,7 @@ for layer in model.layers.0.mlp model.layers.1.mlp; do
   for backend in ref cpu; do
     out=$("$cli" moe --checkpoint "$work/ckpt" --layer $layer --input "$work/x.safetensors" --output "$work/y_$backend.safetensors" \
           --output-dtype f32 --backend $backend 2>&1) || fail "moe --backend $backend on $layer failed: $out"
-    grep -q "T=3 H=64 I=16 E=4 k=2 normalized.* on $backend" <<< "$out" || fail "moe does not say what ran on $backend: $out"
+    grep -q "T=3 H=64 I=16 E=4 k=2 norm_topk_prob=true (config.json).* on $backend" <<< "$out" || fail "moe does not say what ran on $backend: $out"
   done
   python3 - "$work/y_ref.safetensors" "$work/y_cpu.safetensors" <<'PY' || fail "moe on $layer: cpu and ref disagree"
 import math, struct, sys

@@ -157,6 +157,10 @@ void run_model_step_report(const ModelStepRequest& request) {
   if (!request.json) {
     std::printf("model: %s (%s), %lld layers, per GPU of --tp %d --ep %d\n", request.config.c_str(), step.model_type.c_str(),
                 (long long)step.layers, request.tp, request.ep);
+    if (step.moe) {
+      std::printf("MoE routing: top-%d, norm_topk_prob=%s (%s)\n", step.moe->top_k, step.moe->norm_topk_prob ? "true" : "false",
+                  step.moe->norm_topk_prob_origin.c_str());
+    }
     std::printf("device: %s\n", run.device_name.c_str());
   }
   for (std::int64_t tokens : request.tokens) {

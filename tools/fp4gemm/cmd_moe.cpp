@@ -47,7 +47,7 @@ void run_moe(const MoeCommandOptions& options) {
   }
   moe::MoeOptions moe_options;
   moe_options.top_k = choose_top_k(options, layer);
-  moe_options.norm_topk_prob = layer.routing.norm_topk_prob.value_or(true);
+  moe_options.norm_topk_prob = layer.routing.norm_topk_prob_or_default();
   const io::SafetensorsFile input_file = io::SafetensorsFile::open(options.files.input);
   const Activation activation = load_activation(pick_input(input_file, options.files.input_name), layer.shape.hidden);
   const std::int64_t tokens = activation.view.rows, hidden = layer.shape.hidden;
@@ -69,9 +69,9 @@ void run_moe(const MoeCommandOptions& options) {
   writer.set_metadata("fp4gemm.backend", served);
   writer.set_metadata("fp4gemm.top_k", std::to_string(moe_options.top_k));
   writer.write(options.files.output);
-  std::printf("%s: T=%lld H=%lld I=%lld E=%lld k=%d%s%s on %s; wrote '%s' [%lld, %lld] %s to %s\n", options.files.layer.c_str(),
+  std::printf("%s: T=%lld H=%lld I=%lld E=%lld k=%d norm_topk_prob=%s (%s)%s on %s; wrote '%s' [%lld, %lld] %s to %s\n", options.files.layer.c_str(),
               (long long)tokens, (long long)hidden, (long long)layer.shape.intermediate, (long long)layer.shape.experts,
-              moe_options.top_k, moe_options.norm_topk_prob ? " normalized" : "",
+              moe_options.top_k, moe_options.norm_topk_prob ? "true" : "false", layer.routing.norm_topk_prob_origin().c_str(),
               layer.shape.shared == "none" ? "" : " +shared", served.c_str(), options.files.output_name.c_str(), (long long)tokens,
               (long long)hidden, io::to_string(output_dtype), options.files.output.c_str());
 }
