@@ -8,6 +8,7 @@
 
 #include "fp4gemm/error.hpp"
 #include "fp4gemm/io/checkpoint.hpp"
+#include "fp4gemm/io/moe_checkpoint.hpp"
 #include "io/config_fields.hpp"
 
 namespace fp4gemm::io {
@@ -78,7 +79,12 @@ ModelStep step_from_config_text(const std::string& text, const std::string& wher
     if (k == 0 || k > experts) throw_config(where, "has experts but \"num_experts_per_tok\" is missing or above the expert count");
     const std::int64_t intermediate = first_field(model, {"moe_intermediate_size", "intermediate_size"}, where);
     const auto norm = model.find("norm_topk_prob");
-    moe.norm_topk_prob = norm == model.end() || !norm->is_boolean() || norm->get<bool>();
+    const bool given = norm != model.end() && norm->is_boolean();
+    moe.norm_topk_prob = given ? norm->get<bool>() : default_norm_topk_prob(step.model_type);
+    MoeRoutingConfig routing;
+    routing.model_type = step.model_type;
+    if (given) routing.norm_topk_prob = moe.norm_topk_prob;
+    moe.norm_topk_prob_origin = routing.norm_topk_prob_origin();
     moe.hidden = size_field(model, "hidden_size", where);
     moe.count = moe_layers;
     if (ep > 1) {

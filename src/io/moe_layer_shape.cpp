@@ -140,6 +140,17 @@ MoeLayerShape describe_moe_layer(const Checkpoint& checkpoint, const std::string
   return shape;
 }
 
+bool default_norm_topk_prob(const std::string& model_type) {
+  return model_type != "qwen2_moe" && model_type != "qwen3_moe" && model_type != "olmoe";
+}
+
+bool MoeRoutingConfig::norm_topk_prob_or_default() const { return norm_topk_prob.value_or(default_norm_topk_prob(model_type)); }
+
+std::string MoeRoutingConfig::norm_topk_prob_origin() const {
+  if (norm_topk_prob) return "config.json";
+  return model_type.empty() ? "the default without a model_type" : "the " + model_type + " default";
+}
+
 MoeRoutingConfig read_moe_routing_config(const std::filesystem::path& directory) {
   MoeRoutingConfig config;
   const std::filesystem::path path = directory / "config.json";
@@ -158,6 +169,7 @@ MoeRoutingConfig read_moe_routing_config(const std::filesystem::path& directory)
     if (!norm->is_boolean()) throw_io(path.string() + ": \"norm_topk_prob\" must be true or false, not " + norm->dump());
     config.norm_topk_prob = norm->get<bool>();
   }
+  if (const auto type = model.find("model_type"); type != model.end() && type->is_string()) config.model_type = type->get<std::string>();
   for (const char* key : {"num_experts", "num_local_experts", "n_routed_experts"}) {
     const auto experts = model.find(key);
     if (experts != model.end() && experts->is_number_integer() && experts->get<std::int64_t>() > 0) {

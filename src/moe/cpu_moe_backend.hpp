@@ -1,8 +1,10 @@
 #pragma once
 // `cpu` MoE backend. Tokens are grouped by expert (permute_by_expert), so each active expert's
-// weights stream once per call: its tokens form one [m_e, H] GEMM through the dense `cpu`
-// backend's kernels (fused decode for small m_e, SGEMM panels above; all cores inside each GEMM),
-// gate and up as one [2I, H] weight. Experts run one after another in ascending order and add
+// weights stream once per call: its tokens form one [m_e, H] GEMM on the dense `cpu` backend's
+// kernels, gate and up as one [2I, H] weight. Experts whose m_e fits the fused kernels run as one
+// batch: all their gate_up tiles in one OpenMP region, all their down tiles in another, so a
+// decode step waits at two barriers, not two per active expert; larger experts run alone through
+// CpuBackend::run (SGEMM panels). Experts run one after another in ascending order and add
 // into an FP32 accumulator per token, so the sum's order, and the result, do not depend on threads.
 #include "backends/cpu/cpu_backend.hpp"
 #include "fp4gemm/moe/moe_backend.hpp"

@@ -136,6 +136,23 @@ TEST_P(EveryMoeBackend, ManyTokensLargerLayer) {
   expect_matches_reference(c);
 }
 
+// Hundreds of rows per expert: the cpu backend's fused batches split (at 512 gathered rows) and an
+// expert with more rows than a batch runs alone, in both input types.
+TEST_P(EveryMoeBackend, ExpertsWithHundredsOfRows) {
+  for (DType input : {DType::bf16, DType::f32}) {
+    MoeCase c = base_case();
+    c.tokens = 520;
+    c.layer.experts = 3;
+    c.layer.hidden = 64;
+    c.layer.intermediate = 32;
+    c.top_k = 2;
+    c.input = input;
+    expect_matches_reference(c);
+    c.routing = Routing::given_one_expert;
+    expect_matches_reference(c);
+  }
+}
+
 TEST_P(EveryMoeBackend, SwizzledBlockScales) {
   const std::uint64_t seed = fp4gemm::testing::fresh_seed();
   std::mt19937_64 rng(seed);

@@ -192,6 +192,22 @@ TEST(MoeCheckpoint, ConfigWithABadTopKIsAnError) {
   EXPECT_TRUE(fails_with_io_error([&] { read_moe_routing_config(scratch.path()); }, {"norm_topk_prob"}));
 }
 
+// Without norm_topk_prob in config.json the model type's transformers default applies.
+TEST(MoeCheckpoint, MissingNormTopkProbFollowsTheModelTypesDefault) {
+  ScratchDirectory scratch;
+  for (const auto& [type, expected] : {std::pair{"qwen3_moe", false}, {"qwen2_moe", false}, {"mixtral", true}, {"qwen3_next", true}}) {
+    write_text(scratch / "config.json", std::string(R"({"model_type": ")") + type + R"(", "num_experts_per_tok": 2})");
+    const MoeRoutingConfig config = read_moe_routing_config(scratch.path());
+    EXPECT_FALSE(config.norm_topk_prob.has_value()) << type;
+    EXPECT_EQ(config.norm_topk_prob_or_default(), expected) << type;
+    EXPECT_EQ(config.norm_topk_prob_origin(), std::string("the ") + type + " default");
+  }
+  write_text(scratch / "config.json", R"({"model_type": "qwen3_moe", "norm_topk_prob": true})");
+  const MoeRoutingConfig given = read_moe_routing_config(scratch.path());
+  EXPECT_TRUE(given.norm_topk_prob_or_default());
+  EXPECT_EQ(given.norm_topk_prob_origin(), "config.json");
+}
+
 TEST(MoeCheckpoint, SummaryCountsFusedExpertsAsGemmShapes) {
   ScratchDirectory scratch;
   const moe_fixture::MoeFixture fixture(kExperts, kHidden, kInter);

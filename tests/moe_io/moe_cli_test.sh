@@ -1,11 +1,9 @@
 #!/usr/bin/env bash
 # MoE checkpoints through the CLI: quantize writes fused and per-expert NVFP4 experts with the
 # routers kept, inspect shows each MoE layer, bench --moe and the model's decode-step report run
-# on the CPU, bad requests are one-line errors. With the MoE layer in the build (MOE_LAYER=ON),
-# `fp4gemm moe` runs a layer and `ref` and `cpu` agree.
+# on the CPU, bad requests are one-line errors, `fp4gemm moe` runs a layer and `ref` and `cpu` agree.
 set -uo pipefail
 cli=${FP4GEMM_CLI:?set FP4GEMM_CLI to the fp4gemm binary}
-moe_layer=${MOE_LAYER:-OFF}
 here=$(cd "$(dirname "$0")" && pwd)
 models=$(cd "$here/../data/models" && pwd)
 work=$(mktemp -d)
@@ -50,17 +48,17 @@ grep -q "^copied    model.layers.0.mlp.shared_expert_gate.weight" <<< "$out" || 
 
 "$cli" inspect "$work/ckpt" >"$work/inspect.txt" 2>&1 || fail "inspect failed: $(cat "$work/inspect.txt")"
 grep -q "MoE layers (2)" "$work/inspect.txt" || fail "inspect lists no MoE layers: $(cat "$work/inspect.txt")"
-grep -E -q "model.layers.0.mlp +4 x \[64, 16\] +k 2 +fused +router +shared nvfp4 \[I 32\] gated" "$work/inspect.txt" ||
+grep -E -q "model.layers.0.mlp +4 x \[64, 16\] +k 2 +fused_gate_up +router +shared nvfp4 \[I 32\] gated" "$work/inspect.txt" ||
   fail "inspect's fused MoE layer line is wrong: $(cat "$work/inspect.txt")"
-grep -E -q "model.layers.1.mlp +4 x \[64, 16\] +k 2 +per-expert +router +shared none" "$work/inspect.txt" ||
+grep -E -q "model.layers.1.mlp +4 x \[64, 16\] +k 2 +separate +router +shared none" "$work/inspect.txt" ||
   fail "inspect's per-expert MoE layer line is wrong: $(cat "$work/inspect.txt")"
 "$cli" inspect "$work/ckpt" --json >"$work/inspect.json" 2>&1 || fail "inspect --json failed"
 python3 - "$work/inspect.json" <<'PY' || fail "inspect --json reports the MoE layers wrong"
 import json, sys
 report = json.load(open(sys.argv[1]))
 layers = {layer["prefix"]: layer for layer in report["moe_layers"]}
-assert layers["model.layers.0.mlp"]["layout"] == "fused" and layers["model.layers.0.mlp"]["experts"] == 4, layers
-assert layers["model.layers.1.mlp"]["layout"] == "per-expert" and layers["model.layers.1.mlp"]["top_k"] == 2, layers
+assert layers["model.layers.0.mlp"]["layout"] == "fused_gate_up" and layers["model.layers.0.mlp"]["experts"] == 4, layers
+assert layers["model.layers.1.mlp"]["layout"] == "separate" and layers["model.layers.1.mlp"]["top_k"] == 2, layers
 shapes = {(s["n"], s["k"]): s["count"] for s in report["gemm_shapes"]}
 assert shapes[(32, 64)] == 4 + 2 and shapes[(16, 64)] == 8 and shapes[(64, 16)] == 8, shapes  # fused gate_up per expert + shared gate and up; per-expert gate and up; down of both layers
 PY
@@ -70,12 +68,8 @@ out=$("$cli" bench --moe --experts 4 --topk 2 --hidden 64 --intermediate 32 --to
   fail "bench --moe failed: $out"
 [ "$(grep -c "openblas_sgemm (peer)" <<< "$out")" -eq 2 ] || fail "bench --moe lacks a peer row per token count: $out"
 grep -q "E=4 k=2 H=64 I=32" <<< "$out" || fail "bench --moe does not state the layer: $out"
-if [ "$moe_layer" = ON ]; then
-  [ "$(grep -E -c "^(cpu|ref) +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x" <<< "$out")" -eq 2 ] ||
-    fail "bench --moe lacks our layer's rows with a roofline and a speedup: $out"
-else
-  grep -q "no MoE layer" <<< "$out" || fail "bench --moe without the layer does not say why it times the peer alone: $out"
-fi
+[ "$(grep -E -c "^(cpu|ref) +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x" <<< "$out")" -eq 2 ] ||
+  fail "bench --moe lacks our layer's rows with a roofline and a speedup: $out"
 out=$("$cli" bench --moe --config "$models/tiny_moe.json" --tokens 2 --device cpu --json 2>&1) || fail "bench --moe --config failed: $out"
 python3 - <<PY || fail "bench --moe --config --json is wrong: $out"
 import json
@@ -98,20 +92,19 @@ expect_error "--experts" bench --experts 4
 expect_error "excludes" bench --moe --config "$models/tiny_moe.json" --experts 4 --device cpu
 expect_error "do not split over 3 GPUs" bench --config "$models/tiny_moe.json" --tokens 1 --ep 3 --device cpu
 
-if [ "$moe_layer" = ON ]; then
-  python3 - "$work/x.safetensors" <<'PY' || fail "could not write the input"
+python3 - "$work/x.safetensors" <<'PY' || fail "could not write the input"
 import random, sys
 from safetensors_stdlib import save, f32_bytes
 random.seed(3)
 save(sys.argv[1], {"x": ("F32", [3, 64], f32_bytes([random.gauss(0, 1) for _ in range(3 * 64)]))})
 PY
-  for layer in model.layers.0.mlp model.layers.1.mlp; do
-    for backend in ref cpu; do
-      out=$("$cli" moe --checkpoint "$work/ckpt" --layer $layer --input "$work/x.safetensors" --output "$work/y_$backend.safetensors" \
-            --output-dtype f32 --backend $backend 2>&1) || fail "moe --backend $backend on $layer failed: $out"
-      grep -q "T=3 H=64 I=16 E=4 k=2 normalized.* on $backend" <<< "$out" || fail "moe does not say what ran on $backend: $out"
-    done
-    python3 - "$work/y_ref.safetensors" "$work/y_cpu.safetensors" <<'PY' || fail "moe on $layer: cpu and ref disagree"
+for layer in model.layers.0.mlp model.layers.1.mlp; do
+  for backend in ref cpu; do
+    out=$("$cli" moe --checkpoint "$work/ckpt" --layer $layer --input "$work/x.safetensors" --output "$work/y_$backend.safetensors" \
+          --output-dtype f32 --backend $backend 2>&1) || fail "moe --backend $backend on $layer failed: $out"
+    grep -q "T=3 H=64 I=16 E=4 k=2 norm_topk_prob=true (config.json).* on $backend" <<< "$out" || fail "moe does not say what ran on $backend: $out"
+  done
+  python3 - "$work/y_ref.safetensors" "$work/y_cpu.safetensors" <<'PY' || fail "moe on $layer: cpu and ref disagree"
 import math, struct, sys
 from safetensors_stdlib import load
 ref, cpu = (load(path)[0]["output"] for path in sys.argv[1:])
@@ -121,14 +114,13 @@ assert all(math.isfinite(v) for v in a + b)
 scale = max(abs(v) for v in a)
 assert scale > 0 and max(abs(x - y) for x, y in zip(a, b)) <= 2e-2 * scale, scale
 PY
-  done
-  out=$("$cli" moe --checkpoint "$work/ckpt" --layer model.layers.0.mlp --input "$work/x.safetensors" --output "$work/y.safetensors" --explain 2>&1) ||
-    fail "moe --explain failed: $out"
-  grep -q "cpu" <<< "$out" || fail "moe --explain does not explain: $out"
-  expect_error "'model.layers.7.mlp' has no experts" moe --checkpoint "$work/ckpt" --layer model.layers.7.mlp --input "$work/x.safetensors" --output "$work/z.safetensors"
-  expect_error "top-k 5 is above the layer's 4 experts" moe --checkpoint "$work/ckpt" --layer model.layers.0.mlp --topk 5 --input "$work/x.safetensors" --output "$work/z.safetensors"
-  [ ! -e "$work/z.safetensors" ] || fail "moe wrote an output for a bad request"
-fi
+done
+out=$("$cli" moe --checkpoint "$work/ckpt" --layer model.layers.0.mlp --input "$work/x.safetensors" --output "$work/y.safetensors" --explain 2>&1) ||
+  fail "moe --explain failed: $out"
+grep -q "cpu" <<< "$out" || fail "moe --explain does not explain: $out"
+expect_error "'model.layers.7.mlp' has no experts" moe --checkpoint "$work/ckpt" --layer model.layers.7.mlp --input "$work/x.safetensors" --output "$work/z.safetensors"
+expect_error "top-k 5 is above the layer's 4 experts" moe --checkpoint "$work/ckpt" --layer model.layers.0.mlp --topk 5 --input "$work/x.safetensors" --output "$work/z.safetensors"
+[ ! -e "$work/z.safetensors" ] || fail "moe wrote an output for a bad request"
 
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
-echo "moe CLI: all checks passed (MoE layer $moe_layer)"
+echo "moe CLI: all checks passed"

@@ -149,7 +149,7 @@ void run_model_step_report(const ModelStepRequest& request) {
 
   // The whole MoE layer through the runner where it runs (the CPU); the GPU has no MoE backend yet.
   MoeTimings moe_timings;
-  const bool time_layer = step.moe && moe_execution() != nullptr && run.device.kind == DeviceInfo::Kind::cpu;
+  const bool time_layer = step.moe && run.device.kind == DeviceInfo::Kind::cpu;
   if (time_layer) {
     const bench::MoeBenchLayer layer({step.moe->experts, step.moe->hidden, step.moe->intermediate, 0, step.moe->top_k, step.moe->norm_topk_prob});
     moe_timings = time_moe_layer(layer, request.tokens, "", !request.no_peers);
@@ -157,6 +157,10 @@ void run_model_step_report(const ModelStepRequest& request) {
   if (!request.json) {
     std::printf("model: %s (%s), %lld layers, per GPU of --tp %d --ep %d\n", request.config.c_str(), step.model_type.c_str(),
                 (long long)step.layers, request.tp, request.ep);
+    if (step.moe) {
+      std::printf("MoE routing: top-%d, norm_topk_prob=%s (%s)\n", step.moe->top_k, step.moe->norm_topk_prob ? "true" : "false",
+                  step.moe->norm_topk_prob_origin.c_str());
+    }
     std::printf("device: %s\n", run.device_name.c_str());
   }
   for (std::int64_t tokens : request.tokens) {

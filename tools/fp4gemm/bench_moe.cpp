@@ -23,10 +23,8 @@ bench::MoeBenchShape moe_shape_from_config(const std::string& config, int tp, in
 
 double moe_roofline_us(const bench::MoeBenchShape& shape, std::int64_t tokens, std::int64_t active_experts,
                        const bench::Ceilings& ceilings) {
-  const MoeExecution* execution = moe_execution();
-  if (execution == nullptr) return 0;
-  const double memory_us = execution->minimal_bytes(shape, tokens, active_experts) / (ceilings.bandwidth_gbps * 1e9) * 1e6;
-  const double compute_us = execution->flops(shape, tokens) / (ceilings.compute_tflops * 1e12) * 1e6;
+  const double memory_us = moe_minimal_bytes(shape, tokens, active_experts) / (ceilings.bandwidth_gbps * 1e9) * 1e6;
+  const double compute_us = moe_flops(shape, tokens) / (ceilings.compute_tflops * 1e12) * 1e6;
   return std::max(memory_us, compute_us);
 }
 
@@ -35,26 +33,18 @@ MoeTimings time_moe_layer(const bench::MoeBenchLayer& layer, const std::vector<s
   MoeTimings timings;
   const bench::MoeBenchShape& shape = layer.shape();
   const moe::MoeWeights weights = layer.weights();
-  const MoeExecution* execution = moe_execution();
-  PreparedMoeCall ours;
-  if (execution != nullptr) {
-    moe::MoeOptions options;
-    options.top_k = shape.top_k;
-    options.norm_topk_prob = shape.norm_topk_prob;
-    ours = execution->prepare(weights, backend == "auto" ? "" : backend, options);
-  } else {
-    timings.note = "this build has no MoE layer (src/moe/), so only the peers are timed";
-  }
+  moe::MoeOptions options;
+  options.top_k = shape.top_k;
+  options.norm_topk_prob = shape.norm_topk_prob;
+  const PreparedMoeCall ours = prepare_moe_call(weights, backend == "auto" ? "" : backend, options);
   std::optional<bench::OpenblasMoePeer> peer;
   std::optional<std::string> peer_skipped = bench::OpenblasMoePeer::skip_reason(shape);
   if (include_peers && !peer_skipped) peer.emplace(layer);
   for (std::int64_t count : tokens) {
     const std::vector<moe::TopK> routings = bench::routing_draws(count, shape.experts, shape.top_k, kMoeRoutingSeed);
-    if (ours.call) {
-      bench::MoeResult result = bench::time_moe_call("fp4gemm", false, shape, routings, ours.call, DType::bf16, DType::bf16);
-      result.name = ours.served();
-      timings.results.push_back(result);
-    }
+    bench::MoeResult result = bench::time_moe_call("fp4gemm", false, shape, routings, ours.call, DType::bf16, DType::bf16);
+    result.name = ours.served();
+    timings.results.push_back(result);
     if (peer) {
       timings.results.push_back(bench::time_moe_call("openblas_sgemm", true, shape, routings, std::ref(*peer), DType::f32, DType::f32));
     } else if (include_peers) {
@@ -76,7 +66,6 @@ void print_moe_table(const MoeBenchRequest& request, const MoeTimings& timings, 
               ceilings.compute_tflops, ceilings.compute_method.c_str());
   std::printf("MoE layer: %s, %d uniform random routings in turn (seeds from %llu); active = experts a call touches, mean\n",
               request.shape.to_string().c_str(), bench::kRoutingDraws, (unsigned long long)kMoeRoutingSeed);
-  if (!timings.note.empty()) std::printf("note: %s\n", timings.note.c_str());
   std::printf("%-22s %6s %7s %11s %9s %10s\n", "backend", "tokens", "active", "us", "roofline", "x peer");
   for (const bench::MoeResult& result : timings.results) {
     const std::string label = result.name + (result.peer ? " (peer)" : "");

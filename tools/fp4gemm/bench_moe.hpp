@@ -19,8 +19,7 @@ inline constexpr std::uint64_t kMoeRoutingSeed = 2026;
 bench::MoeBenchShape moe_shape_from_config(const std::string& config, int tp, int ep);
 
 struct MoeTimings {
-  std::vector<bench::MoeResult> results;  // per token count: ours (when the layer is built), then the peer
-  std::string note;                       // why a row is missing, or empty
+  std::vector<bench::MoeResult> results;  // per token count: ours, then the peer
 };
 
 // Times `layer` at each token count with uniform random routing. `backend`: an MoE backend or ""

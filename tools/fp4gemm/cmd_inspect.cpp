@@ -43,7 +43,7 @@ nlohmann::ordered_json moe_layers_json(const io::CheckpointSummary& summary) {
                       {"experts", layer.experts},
                       {"hidden", layer.hidden},
                       {"intermediate", layer.intermediate},
-                      {"layout", layer.layout == moe::ExpertLayout::fused_gate_up ? "fused" : "per-expert"},
+                      {"layout", moe::to_string(layer.layout)},
                       {"top_k", routing.num_experts_per_tok ? nlohmann::ordered_json(*routing.num_experts_per_tok) : nullptr},
                       {"norm_topk_prob", routing.norm_topk_prob ? nlohmann::ordered_json(*routing.norm_topk_prob) : nullptr},
                       {"router", layer.router},

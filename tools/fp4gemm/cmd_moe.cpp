@@ -1,7 +1,7 @@
 // `fp4gemm moe`: run one MoE layer of a checkpoint on hidden states [T, H] from a file: the
 // layer's router picks each token's experts (top-k from --topk or config.json), the experts and
 // the shared expert run through the MoE runner, and one [T, H] tensor is written. Says which
-// backend served and, with --explain, why. Compiled only with the MoE layer (moe_execution.hpp).
+// backend served and, with --explain, why.
 #include <cstdio>
 #include <memory>
 
@@ -47,13 +47,13 @@ void run_moe(const MoeCommandOptions& options) {
   }
   moe::MoeOptions moe_options;
   moe_options.top_k = choose_top_k(options, layer);
-  moe_options.norm_topk_prob = layer.routing.norm_topk_prob.value_or(true);
+  moe_options.norm_topk_prob = layer.routing.norm_topk_prob_or_default();
   const io::SafetensorsFile input_file = io::SafetensorsFile::open(options.files.input);
   const Activation activation = load_activation(pick_input(input_file, options.files.input_name), layer.shape.hidden);
   const std::int64_t tokens = activation.view.rows, hidden = layer.shape.hidden;
 
   const moe::MoeWeights weights = layer.weights();
-  const PreparedMoeCall prepared = moe_execution()->prepare(weights, options.backend, moe_options);
+  const PreparedMoeCall prepared = prepare_moe_call(weights, options.backend, moe_options);
   const DType out_type = output_dtype == io::TensorDType::f32 ? DType::f32 : DType::bf16;
   std::vector<std::uint8_t> out_bytes(std::size_t(tokens * hidden) * dtype_size(out_type));
   moe::TopK route_with_router;
@@ -69,9 +69,9 @@ void run_moe(const MoeCommandOptions& options) {
   writer.set_metadata("fp4gemm.backend", served);
   writer.set_metadata("fp4gemm.top_k", std::to_string(moe_options.top_k));
   writer.write(options.files.output);
-  std::printf("%s: T=%lld H=%lld I=%lld E=%lld k=%d%s%s on %s; wrote '%s' [%lld, %lld] %s to %s\n", options.files.layer.c_str(),
+  std::printf("%s: T=%lld H=%lld I=%lld E=%lld k=%d norm_topk_prob=%s (%s)%s on %s; wrote '%s' [%lld, %lld] %s to %s\n", options.files.layer.c_str(),
               (long long)tokens, (long long)hidden, (long long)layer.shape.intermediate, (long long)layer.shape.experts,
-              moe_options.top_k, moe_options.norm_topk_prob ? " normalized" : "",
+              moe_options.top_k, moe_options.norm_topk_prob ? "true" : "false", layer.routing.norm_topk_prob_origin().c_str(),
               layer.shape.shared == "none" ? "" : " +shared", served.c_str(), options.files.output_name.c_str(), (long long)tokens,
               (long long)hidden, io::to_string(output_dtype), options.files.output.c_str());
 }

@@ -26,6 +26,7 @@ struct StepMoe {
   std::int64_t experts = 0, hidden = 0, intermediate = 0;
   int top_k = 0;
   bool norm_topk_prob = true;
+  std::string norm_topk_prob_origin;  // "config.json" or the model type's default (default_norm_topk_prob)
   std::int64_t count = 0;  // MoE layers per step
 };
 

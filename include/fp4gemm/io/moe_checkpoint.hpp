@@ -33,7 +33,17 @@ struct MoeRoutingConfig {
   std::optional<int> num_experts_per_tok;
   std::optional<bool> norm_topk_prob;
   std::optional<std::int64_t> num_experts;
+  std::string model_type;  // "" when absent
+
+  // norm_topk_prob as the model runs it: the config's value, else default_norm_topk_prob.
+  bool norm_topk_prob_or_default() const;
+  // Where that value comes from, in words ("config.json", "the qwen3_moe default").
+  std::string norm_topk_prob_origin() const;
 };
+// transformers' norm_topk_prob when a config.json leaves it out: false for the model types whose
+// config class defaults it to false (Qwen2-MoE, Qwen3-MoE, OLMoE), true otherwise (Mixtral always
+// renormalises; Qwen3-Next defaults to true).
+bool default_norm_topk_prob(const std::string& model_type);
 MoeRoutingConfig read_moe_routing_config(const std::filesystem::path& directory);
 
 // What a layer holds, from tensor shapes alone (for `fp4gemm inspect`; no scale is read).
