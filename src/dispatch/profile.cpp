@@ -25,6 +25,44 @@ std::string cuda_version_text(int runtime_version) {
   return std::to_string(runtime_version / 1000) + "." + std::to_string((runtime_version % 1000) / 10);
 }
 
+// An entry's backend, with a deprecated alias replaced by its current name (and remembered once).
+std::string read_backend(const nlohmann::json& item, TunedProfile& profile) {
+  std::string backend = item.at("backend").get<std::string>();
+  if (const std::string current = current_backend_name(backend); current != backend) {
+    if (std::find(profile.deprecated_names.begin(), profile.deprecated_names.end(), backend) == profile.deprecated_names.end())
+      profile.deprecated_names.push_back(backend);
+    backend = current;
+  }
+  return backend;
+}
+
+MoeProfileEntry parse_moe_entry(const nlohmann::json& item, const std::string& where, TunedProfile& profile) {
+  MoeProfileEntry entry;
+  entry.tokens_max = item.at("tokens_max").get<std::int64_t>();
+  entry.shape.experts = item.at("experts").get<std::int64_t>();
+  entry.shape.top_k = item.at("top_k").get<int>();
+  entry.shape.hidden = item.at("hidden").get<std::int64_t>();
+  entry.shape.intermediate = item.at("intermediate").get<std::int64_t>();
+  entry.shape.activation = parse_activation(item.at("activation").get<std::string>(), where);
+  entry.backend = read_backend(item, profile);
+  if (entry.tokens_max < 1 || entry.shape.experts < 1 || entry.shape.top_k < 1 || entry.shape.hidden < 1 ||
+      entry.shape.intermediate < 1) {
+    throw Error(ErrorCode::io, where + ": tokens_max, experts, top_k, hidden and intermediate must be positive");
+  }
+  return entry;
+}
+
+// The smallest-range entry whose range covers `size` among those `matches` accepts.
+template <typename Entry, typename Matches, typename RangeOf>
+const Entry* smallest_covering(const std::vector<Entry>& entries, std::int64_t size, Matches matches, RangeOf range_of) {
+  const Entry* best = nullptr;
+  for (const auto& entry : entries) {
+    if (!matches(entry) || size > range_of(entry)) continue;
+    if (best == nullptr || range_of(entry) < range_of(*best)) best = &entry;
+  }
+  return best;
+}
+
 }  // namespace
 
 ProfileMetadata metadata_for(const DeviceInfo& device) {
@@ -60,20 +98,22 @@ TunedProfile TunedProfile::parse(const std::string& json_text, const std::string
       entry.n = item.at("n").get<std::int64_t>();
       entry.k = item.at("k").get<std::int64_t>();
       entry.activation = parse_activation(item.at("activation").get<std::string>(), where);
-      entry.backend = item.at("backend").get<std::string>();
-      if (const std::string current = current_backend_name(entry.backend); current != entry.backend) {
-        if (std::find(profile.deprecated_names.begin(), profile.deprecated_names.end(), entry.backend) == profile.deprecated_names.end())
-          profile.deprecated_names.push_back(entry.backend);
-        entry.backend = current;
-      }
+      entry.backend = read_backend(item, profile);
       if (entry.m_max < 1 || entry.n < 1 || entry.k < 1) {
         throw Error(ErrorCode::io, where + ": m_max, n and k must be positive");
       }
       profile.entries.push_back(entry);
     }
+    if (document.contains("moe")) {
+      index = 0;
+      for (const auto& item : document.at("moe")) {
+        const std::string where = "tuned profile '" + origin + "' moe entry " + std::to_string(index++);
+        profile.moe_entries.push_back(parse_moe_entry(item, where, profile));
+      }
+    }
   } catch (const nlohmann::json::exception& error) {
     throw Error(ErrorCode::io, "tuned profile '" + origin + "' is not valid: " + error.what() +
-                                   "; expected {metadata:{gpu,cuda,fp4gemm}, entries:[{m_max,n,k,activation,backend}]}");
+                                   "; expected {metadata:{gpu,cuda,fp4gemm}, entries:[{m_max,n,k,activation,backend}], optional moe:[{tokens_max,experts,top_k,hidden,intermediate,activation,backend}]}");
   }
   return profile;
 }
@@ -88,6 +128,19 @@ std::string TunedProfile::to_json() const {
                                    {"k", entry.k},
                                    {"activation", fp4gemm::to_string(entry.activation)},
                                    {"backend", entry.backend}});
+  }
+  // Written only when present, so a GEMM-only profile reads as it did before MoE entries existed.
+  if (!moe_entries.empty()) {
+    document["moe"] = nlohmann::json::array();
+    for (const auto& entry : moe_entries) {
+      document["moe"].push_back({{"tokens_max", entry.tokens_max},
+                                 {"experts", entry.shape.experts},
+                                 {"top_k", entry.shape.top_k},
+                                 {"hidden", entry.shape.hidden},
+                                 {"intermediate", entry.shape.intermediate},
+                                 {"activation", fp4gemm::to_string(entry.shape.activation)},
+                                 {"backend", entry.backend}});
+    }
   }
   return document.dump(2);
 }
@@ -104,13 +157,16 @@ std::string TunedProfile::mismatch_reason(const ProfileMetadata& expected) const
 }
 
 const ProfileEntry* TunedProfile::find(const GemmProblem& problem) const {
-  const ProfileEntry* best = nullptr;
-  for (const auto& entry : entries) {
-    if (entry.n != problem.n || entry.k != problem.k || entry.activation != problem.activation) continue;
-    if (problem.m > entry.m_max) continue;
-    if (best == nullptr || entry.m_max < best->m_max) best = &entry;
-  }
-  return best;
+  return smallest_covering(
+      entries, problem.m,
+      [&](const ProfileEntry& e) { return e.n == problem.n && e.k == problem.k && e.activation == problem.activation; },
+      [](const ProfileEntry& e) { return e.m_max; });
+}
+
+const MoeProfileEntry* TunedProfile::find_moe(const MoeProfileShape& shape, std::int64_t tokens) const {
+  return smallest_covering(
+      moe_entries, tokens, [&](const MoeProfileEntry& e) { return e.shape == shape; },
+      [](const MoeProfileEntry& e) { return e.tokens_max; });
 }
 
 }  // namespace fp4gemm::dispatch

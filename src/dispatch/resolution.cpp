@@ -47,19 +47,11 @@ CandidateReport assess(const RunnerState& state, const std::string& name, const 
 // Fills explanation.profile; returns the entry's backend when it should lead the order.
 std::string consult_profile(const RunnerState& state, const GemmProblem& problem, Explanation& explanation) {
   ProfileReport& report = explanation.profile;
-  if (!state.profile) {
-    report.detail = "no tuned profile loaded";
-    return "";
-  }
-  report.loaded = true;
-  if (!state.profile_mismatch.empty()) {
-    report.detail = state.profile_mismatch;
-    return "";
-  }
-  report.valid = true;
-  const ProfileEntry* entry = state.profile->find(problem);
+  if (!profile_applies(state.profile, report)) return "";
+  const TunedProfile& profile = *state.profile.profile;
+  const ProfileEntry* entry = profile.find(problem);
   if (entry == nullptr) {
-    report.detail = "tuned profile '" + state.profile->origin + "' has no entry for n=" + std::to_string(problem.n) +
+    report.detail = "tuned profile '" + profile.origin + "' has no entry for n=" + std::to_string(problem.n) +
                     " k=" + std::to_string(problem.k) + " a=" + to_string(problem.activation) +
                     " with m_max >= " + std::to_string(problem.m);
     return "";
@@ -72,7 +64,7 @@ std::string consult_profile(const RunnerState& state, const GemmProblem& problem
     return "";
   }
   report.hit = true;
-  report.detail = "tuned profile '" + state.profile->origin + "' entry m_max=" + std::to_string(entry->m_max) + " picks '" +
+  report.detail = "tuned profile '" + profile.origin + "' entry m_max=" + std::to_string(entry->m_max) + " picks '" +
                   entry->backend + "'";
   return entry->backend;
 }

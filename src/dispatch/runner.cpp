@@ -52,6 +52,33 @@ std::string failure_key(const std::string& backend, const GemmProblem& problem) 
   return backend + "|" + problem.to_string();
 }
 
+LoadedProfile load_runner_profile(const std::string& path, const DeviceInfo& primary, const LogSink& log) {
+  LoadedProfile loaded;
+  if (path.empty()) return loaded;
+  loaded.profile = TunedProfile::load(path);
+  for (const std::string& alias : loaded.profile->deprecated_names) {
+    process_once_log().report("deprecated-backend:" + alias, LogLevel::warning,
+                              "tuned profile '" + path + "': " + deprecated_backend_warning(alias), log);
+  }
+  loaded.mismatch = loaded.profile->mismatch_reason(metadata_for(primary));
+  if (!loaded.mismatch.empty()) process_once_log().report("profile:" + path, LogLevel::warning, loaded.mismatch, log);
+  return loaded;
+}
+
+bool profile_applies(const LoadedProfile& loaded, ProfileReport& report) {
+  if (!loaded.profile) {
+    report.detail = "no tuned profile loaded";
+    return false;
+  }
+  report.loaded = true;
+  if (!loaded.mismatch.empty()) {
+    report.detail = loaded.mismatch;
+    return false;
+  }
+  report.valid = true;
+  return true;
+}
+
 DeviceInfo select_primary_device(int device, const std::optional<DeviceInfo>& simulated, const DeviceInfo& host) {
   if (simulated) return *simulated;
   if (device == RunnerOptions::kCpuOnly) return host;
@@ -95,18 +122,7 @@ Runner::Runner(RunnerOptions options) : state_(std::make_unique<dispatch::Runner
   for (const auto& warning : state.setting.warnings)
     dispatch::process_once_log().report(warning.key, dispatch::LogLevel::warning, warning.message, state.log);
 
-  if (!options.profile_path.empty()) {
-    state.profile = dispatch::TunedProfile::load(options.profile_path);
-    for (const std::string& alias : state.profile->deprecated_names) {
-      dispatch::process_once_log().report("deprecated-backend:" + alias, dispatch::LogLevel::warning,
-                                          "tuned profile '" + options.profile_path + "': " + deprecated_backend_warning(alias), state.log);
-    }
-    state.profile_mismatch = state.profile->mismatch_reason(dispatch::metadata_for(state.primary));
-    if (!state.profile_mismatch.empty()) {
-      dispatch::process_once_log().report("profile:" + options.profile_path, dispatch::LogLevel::warning,
-                                          state.profile_mismatch, state.log);
-    }
-  }
+  state.profile = dispatch::load_runner_profile(options.profile_path, state.primary, state.log);
   state.options = std::move(options);
 }
 

@@ -13,6 +13,7 @@
 
 #include "fp4gemm/runner.hpp"
 #include "dispatch/log.hpp"
+#include "dispatch/runner_pieces.hpp"
 
 namespace fp4gemm::dispatch {
 
@@ -31,8 +32,7 @@ struct RunnerState {
   DeviceInfo host;     // the CPU: where host backends run
   DeviceInfo primary;  // the GPU, or the CPU when there is none
   BackendSetting setting;
-  std::optional<TunedProfile> profile;
-  std::string profile_mismatch;  // empty when the profile applies here
+  LoadedProfile profile;
   std::vector<std::unique_ptr<BackendSlot>> backends;
 
   mutable std::mutex mutex;

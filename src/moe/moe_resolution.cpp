@@ -1,4 +1,5 @@
-// Resolution of the MoE runner: enumerate (requested backend, or the auto order) -> filter
+// Resolution of the MoE runner: enumerate (requested backend, or the profile entry then the auto
+// order) -> filter
 // (compiled in, checks, quarantine, earlier failure) -> the first ok candidate is the choice.
 #include <algorithm>
 
@@ -36,6 +37,35 @@ dispatch::CandidateReport assess(const MoeRunnerState& state, const std::string&
   return report;
 }
 
+// Fills explanation.profile; returns the entry's backend when it should lead the order. The
+// sentences are the dense runner's (src/dispatch/resolution.cpp) with the MoE key.
+std::string consult_profile(const MoeRunnerState& state, const MoeProblem& problem, MoeExplanation& explanation) {
+  dispatch::ProfileReport& report = explanation.profile;
+  if (!dispatch::profile_applies(state.profile, report)) return "";
+  const dispatch::TunedProfile& profile = *state.profile.profile;
+  const dispatch::MoeProfileShape shape{problem.experts, problem.top_k, problem.hidden, problem.intermediate,
+                                        problem.activation};
+  const dispatch::MoeProfileEntry* entry = profile.find_moe(shape, problem.tokens);
+  if (entry == nullptr) {
+    report.detail = "tuned profile '" + profile.origin + "' has no moe entry for E=" + std::to_string(shape.experts) +
+                    " k=" + std::to_string(shape.top_k) + " H=" + std::to_string(shape.hidden) +
+                    " I=" + std::to_string(shape.intermediate) + " a=" + to_string(shape.activation) +
+                    " with tokens_max >= " + std::to_string(problem.tokens);
+    return "";
+  }
+  report.backend = entry->backend;
+  const dispatch::CandidateReport check = assess(state, entry->backend, "profile", problem);
+  if (!check.ok) {
+    report.detail = "moe entry tokens_max=" + std::to_string(entry->tokens_max) + " names '" + entry->backend +
+                    "', which cannot serve now (" + check.reason + "); using the auto order";
+    return "";
+  }
+  report.hit = true;
+  report.detail = "tuned profile '" + profile.origin + "' moe entry tokens_max=" + std::to_string(entry->tokens_max) +
+                  " picks '" + entry->backend + "'";
+  return entry->backend;
+}
+
 }  // namespace
 
 MoePlan moe_plan_for(const MoeRunnerState& state, const MoeProblem& problem) {
@@ -45,17 +75,17 @@ MoePlan moe_plan_for(const MoeRunnerState& state, const MoeProblem& problem) {
   explanation.device = state.primary.to_string();
   explanation.setting = state.setting.backend.empty() ? "auto" : state.setting.backend;
   explanation.setting_origin = state.setting.source == dispatch::SettingSource::none ? "default" : state.setting.origin;
-  // NOTE: tuned profiles (dispatch/profile.hpp) key entries by one GEMM's n, k and activation;
-  // an MoE entry needs E, k, H, I and the token count, which the format does not have yet.
-  explanation.profile = "not consulted: tuned profiles hold GEMM entries only, none for MoE layers";
-
   if (state.setting.is_explicit()) {
     plan.strict = true;
+    explanation.profile.detail = "not consulted: the backend was chosen explicitly";
     explanation.candidates.push_back(assess(state, state.setting.backend, "requested", problem));
   } else {
+    const std::string profile_choice = consult_profile(state, problem, explanation);
+    if (!profile_choice.empty()) explanation.candidates.push_back(assess(state, profile_choice, "profile", problem));
     const MoePreference& preference = moe_preference_for(dispatch::family_of(state.primary));
     explanation.order_evidence = preference.evidence;
-    for (const auto& name : preference.order) explanation.candidates.push_back(assess(state, name, "auto order", problem));
+    for (const auto& name : preference.order)
+      if (name != profile_choice) explanation.candidates.push_back(assess(state, name, "auto order", problem));
   }
   for (const auto& candidate : explanation.candidates)
     if (candidate.ok) plan.order.push_back(candidate.backend);
@@ -79,6 +109,7 @@ MoePlan moe_plan_for(const MoeRunnerState& state, const MoeProblem& problem) {
                                        [](const dispatch::CandidateReport& c) { return c.ok; });
     explanation.choice = chosen.backend;
     explanation.choice_reason = chosen.origin == "requested" ? "requested by " + state.setting.origin + " and its checks pass"
+                                : chosen.origin == "profile" ? "the tuned profile's moe entry for this layer"
                                                              : "first candidate of the MoE auto order whose checks pass";
     const MoeBackendSlot& slot = *state.find(chosen.backend);
     explanation.plan = slot.backend->plan(problem, state.device_for(*slot.backend));
@@ -96,7 +127,7 @@ std::string MoeExplanation::to_text() const {
   text += "problem:  " + problem.to_string() + "\n";
   text += "device:   " + device + "\n";
   text += "setting:  " + setting + " (from " + setting_origin + ")\n";
-  text += "profile:  " + profile + "\n";
+  text += std::string("profile:  ") + (profile.hit ? "hit: " : profile.loaded ? "miss: " : "") + profile.detail + "\n";
   text += "candidates, in the order they would be tried:\n";
   for (const auto& candidate : candidates) {
     text += std::string("  ") + (candidate.ok ? "ok     " : "skip   ") + candidate.backend + " [" + candidate.origin + "]";

@@ -57,6 +57,7 @@ MoeRunner::MoeRunner(MoeRunnerOptions options) : state_(std::make_unique<State>(
   state.setting = dispatch::resolve_backend_setting(options.backend, kMoeBackendVariables, environment, state.backend_names());
   for (const auto& warning : state.setting.warnings)
     dispatch::process_once_log().report(warning.key, dispatch::LogLevel::warning, warning.message, state.log);
+  state.profile = dispatch::load_runner_profile(options.profile_path, state.primary, state.log);
   state.options = std::move(options);
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dispatch/log.hpp"
+#include "dispatch/runner_pieces.hpp"
 #include "fp4gemm/moe/moe_runner.hpp"
 
 namespace fp4gemm::moe {
@@ -29,6 +30,7 @@ struct MoeRunnerState {
   dispatch::LogSink log;
   DeviceInfo host, primary;
   dispatch::BackendSetting setting;
+  dispatch::LoadedProfile profile;
   std::vector<std::unique_ptr<MoeBackendSlot>> backends;
 
   mutable std::mutex mutex;

@@ -6,6 +6,11 @@
 // An entry serves problems with its n, k and activation and m <= m_max; the entry with the
 // smallest such m_max wins. A profile whose metadata differs from the running device is ignored
 // as a whole, with the reason shown by `explain`.
+// MoE layers have their own optional array (profiles without it still load):
+//    "moe": [{"tokens_max": 8, "experts": 512, "top_k": 10, "hidden": 4096, "intermediate": 1024,
+//             "activation": "bf16", "backend": "cpu"}]
+// An MoE entry serves layers with its experts, top_k, hidden, intermediate and activation and
+// tokens <= tokens_max; the smallest such tokens_max wins, as for GEMM entries.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,10 +41,27 @@ struct ProfileEntry {
   std::string backend;
 };
 
+// The shape an MoE entry is keyed by (all of moe::MoeProblem but the token count).
+struct MoeProfileShape {
+  std::int64_t experts = 0;
+  int top_k = 0;
+  std::int64_t hidden = 0;
+  std::int64_t intermediate = 0;
+  ActivationType activation = ActivationType::bf16;
+  bool operator==(const MoeProfileShape&) const = default;
+};
+
+struct MoeProfileEntry {
+  std::int64_t tokens_max = 0;
+  MoeProfileShape shape;
+  std::string backend;
+};
+
 struct TunedProfile {
   std::string origin;  // file path or "<memory>", for messages
   ProfileMetadata metadata;
   std::vector<ProfileEntry> entries;
+  std::vector<MoeProfileEntry> moe_entries;
   // Entries that named a backend by a deprecated alias (current_backend_name replaced it): one
   // warning per alias, for the runner to report.
   std::vector<std::string> deprecated_names;
@@ -53,6 +75,8 @@ struct TunedProfile {
   std::string mismatch_reason(const ProfileMetadata& expected) const;
   // The best entry for `problem`, or nullptr.
   const ProfileEntry* find(const GemmProblem& problem) const;
+  // The best MoE entry for `shape` at `tokens`, or nullptr.
+  const MoeProfileEntry* find_moe(const MoeProfileShape& shape, std::int64_t tokens) const;
 };
 
 }  // namespace fp4gemm::dispatch

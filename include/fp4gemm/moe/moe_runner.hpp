@@ -2,9 +2,9 @@
 // The MoE runner: what an application holds to run MoE layers. It chooses an MoE backend the way
 // the dense Runner chooses a GEMM backend — argument / --moe-backend > FP4GEMM_MOE_BACKEND > auto
 // order filtered by each backend's checks — proves it with a canary against `ref` before it first
-// serves, falls back to the next candidate when one fails, and explains the choice.
-// NOTE: no tuned profile yet: a profile entry (dispatch/profile.hpp) names one GEMM's n, k and
-// activation; an MoE entry needs E, k, H, I and the token count. explain says "not consulted".
+// serves, falls back to the next candidate when one fails, and explains the choice. Without an
+// explicit backend, the tuned profile's "moe" entry for the layer (dispatch/profile.hpp) leads
+// the auto order, as a GEMM entry does for the dense Runner.
 #include <map>
 #include <memory>
 #include <optional>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fp4gemm/dispatch/backend_setting.hpp"
+#include "fp4gemm/dispatch/explanation.hpp"
 #include "fp4gemm/moe/moe_backend.hpp"
 #include "fp4gemm/runner.hpp"
 
@@ -23,7 +24,7 @@ struct MoeRunnerOptions {
   std::string backend;  // an MoE backend name, "auto", or empty (then FP4GEMM_MOE_BACKEND, then auto)
   int device = RunnerOptions::kFirstGpu;
   std::optional<DeviceInfo> simulated_device;
-  std::string profile_path;  // reserved for MoE entries in tuned profiles; not read yet
+  std::string profile_path;  // a tuned profile (`fp4gemm tune --moe`); its "moe" entries are used
   dispatch::LogSink log;
   dispatch::EnvironmentLookup environment;
   std::vector<std::shared_ptr<MoeBackend>> backends;  // empty: every MoE backend compiled in
@@ -35,7 +36,7 @@ struct MoeExplanation {
   MoeProblem problem;
   std::string device;
   std::string setting, setting_origin;
-  std::string profile;         // what the tuned profile said (a sentence)
+  dispatch::ProfileReport profile;  // what the tuned profile said
   std::vector<dispatch::CandidateReport> candidates;  // in the order they would be tried
   std::string order_evidence;  // why the auto order is what it is (empty when a backend was requested)
   std::string choice, choice_reason, plan;
