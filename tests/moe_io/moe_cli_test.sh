@@ -122,5 +122,32 @@ expect_error "'model.layers.7.mlp' has no experts" moe --checkpoint "$work/ckpt"
 expect_error "top-k 5 is above the layer's 4 experts" moe --checkpoint "$work/ckpt" --layer model.layers.0.mlp --topk 5 --input "$work/x.safetensors" --output "$work/z.safetensors"
 [ ! -e "$work/z.safetensors" ] || fail "moe wrote an output for a bad request"
 
+# A tuned MoE profile: `tune --moe` on this layer's shape writes moe entries; one that names ref
+# (auto takes cpu) decides `moe --profile` unless FP4GEMM_MOE_BACKEND is set. x is F32, so the
+# entries are turned into f32 ones (tune times bf16 hidden states, as bench --moe does).
+out=$("$cli" tune --moe --experts 4 --topk 2 --hidden 64 --intermediate 16 --tokens 1,3 --out "$work/moe_profile.json" 2>&1) ||
+  fail "tune --moe failed: $out"
+grep -q "^T=3 .*<- tuned" <<< "$out" || fail "tune --moe does not say what won at T=3: $out"
+grep -q "wrote $work/moe_profile.json: [12] moe entries for E=4 k=2 H=64 I=16" <<< "$out" || fail "tune --moe summary wrong: $out"
+python3 - "$work/moe_profile.json" <<'PY' || fail "tune --moe wrote the wrong entries"
+import json, sys
+profile = json.load(open(sys.argv[1]))
+assert profile["metadata"]["gpu"] == "cpu", profile["metadata"]
+moe = profile["moe"]
+assert moe and moe[-1]["tokens_max"] == 3, moe
+assert all((e["experts"], e["top_k"], e["hidden"], e["intermediate"], e["activation"]) == (4, 2, 64, 16, "bf16") for e in moe), moe
+assert all(e["backend"] in ("cpu", "ref") for e in moe), moe
+PY
+sed -e 's/"backend": "cpu"/"backend": "ref"/' -e 's/"activation": "bf16"/"activation": "f32"/' "$work/moe_profile.json" > "$work/moe_ref.json"
+out=$(env -u FP4GEMM_MOE_BACKEND "$cli" moe --checkpoint "$work/ckpt" --layer model.layers.1.mlp --input "$work/x.safetensors" \
+      --output "$work/y_profile.safetensors" --profile "$work/moe_ref.json" --explain 2>&1) || fail "moe --profile failed: $out"
+grep -q "^profile:  hit: tuned profile '$work/moe_ref.json' moe entry tokens_max=3 picks 'ref'" <<< "$out" || fail "moe --profile misses its entry: $out"
+grep -q " on ref;" <<< "$out" || fail "moe --profile does not run the profile's ref: $out"
+out=$(FP4GEMM_MOE_BACKEND=cpu "$cli" moe --checkpoint "$work/ckpt" --layer model.layers.1.mlp --input "$work/x.safetensors" \
+      --output "$work/y_profile.safetensors" --profile "$work/moe_ref.json" --explain 2>&1) || fail "moe --profile with the variable failed: $out"
+grep -q "^profile:  not consulted: the backend was chosen explicitly" <<< "$out" || fail "FP4GEMM_MOE_BACKEND should leave the profile unconsulted: $out"
+grep -q " on cpu;" <<< "$out" || fail "FP4GEMM_MOE_BACKEND=cpu should win over the profile's ref: $out"
+expect_error "--tokens requires --moe" tune --shapes 64x128 --tokens 1 --out "$work/none.json"
+
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "moe CLI: all checks passed"

@@ -108,6 +108,16 @@ void print_moe_json(const MoeBenchRequest& request, const MoeTimings& timings, c
 
 }  // namespace
 
+void add_moe_layer_options(CLI::App* command, bench::MoeBenchShape& shape, CLI::Option* moe_flag, CLI::Option* config) {
+  const auto moe_option = [&](const char* name, auto& value, const char* help) {
+    command->add_option(name, value, help)->needs(moe_flag)->excludes(config)->check(CLI::PositiveNumber);
+  };
+  moe_option("--experts", shape.experts, "Routed experts E of the --moe layer (default 64)");
+  moe_option("--topk", shape.top_k, "Experts per token k (default 8)");
+  moe_option("--hidden", shape.hidden, "Hidden size H (default 1024)");
+  moe_option("--intermediate", shape.intermediate, "Expert intermediate size I (default 512)");
+}
+
 void run_moe_bench(const MoeBenchRequest& request) {
   bench::check_moe_bench_shape(request.shape);
   if (resolves_to_gpu(request.device) && request.device != "auto") {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "bench/bench.hpp"
 #include "bench/moe_bench.hpp"
 
@@ -41,5 +43,9 @@ struct MoeBenchRequest {
   bool no_peers = false;
 };
 void run_moe_bench(const MoeBenchRequest& request);
+
+// --experts, --topk, --hidden and --intermediate into `shape`: each needs `moe_flag` and excludes
+// `config` (bench --moe and tune --moe).
+void add_moe_layer_options(CLI::App* command, bench::MoeBenchShape& shape, CLI::Option* moe_flag, CLI::Option* config);
 
 }  // namespace fp4gemm::cli

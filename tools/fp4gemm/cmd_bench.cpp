@@ -173,13 +173,7 @@ const RegisterCommand registration([](CLI::App& app) {
   auto* moe = command->add_flag("--moe", options->moe,
                                 "Time an MoE layer (random NVFP4 experts, uniform random routing) beside the OpenBLAS peer; its "
                                 "shape from --config or --experts/--topk/--hidden/--intermediate");
-  const auto moe_option = [&](const char* name, auto& value, const char* help) {
-    command->add_option(name, value, help)->needs(moe)->excludes(config)->check(CLI::PositiveNumber);
-  };
-  moe_option("--experts", options->moe_shape.experts, "Routed experts E of the --moe layer (default 64)");
-  moe_option("--topk", options->moe_shape.top_k, "Experts per token k (default 8)");
-  moe_option("--hidden", options->moe_shape.hidden, "Hidden size H (default 1024)");
-  moe_option("--intermediate", options->moe_shape.intermediate, "Expert intermediate size I (default 512)");
+  add_moe_layer_options(command, options->moe_shape, moe, config);
   command->add_option("--shared-intermediate", options->moe_shape.shared_intermediate,
                       "Shared expert intermediate size (default 0: none)")
       ->needs(moe)

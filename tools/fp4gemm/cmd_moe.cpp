@@ -18,6 +18,7 @@ struct MoeCommandOptions {
   LayerRunFiles files;
   std::string backend;  // empty: FP4GEMM_MOE_BACKEND, else auto
   std::string device = "cpu";
+  std::string profile;  // a tuned profile with "moe" entries (`fp4gemm tune --moe`)
   int top_k = 0;  // 0: config.json's num_experts_per_tok
   bool explain = false;
 };
@@ -53,7 +54,7 @@ void run_moe(const MoeCommandOptions& options) {
   const std::int64_t tokens = activation.view.rows, hidden = layer.shape.hidden;
 
   const moe::MoeWeights weights = layer.weights();
-  const PreparedMoeCall prepared = prepare_moe_call(weights, options.backend, moe_options);
+  const PreparedMoeCall prepared = prepare_moe_call(weights, options.backend, moe_options, options.profile);
   const DType out_type = output_dtype == io::TensorDType::f32 ? DType::f32 : DType::bf16;
   std::vector<std::uint8_t> out_bytes(std::size_t(tokens * hidden) * dtype_size(out_type));
   moe::TopK route_with_router;
@@ -81,7 +82,8 @@ const RegisterCommand registration([](CLI::App& app) {
   auto* command = app.add_subcommand("moe", "Run one MoE layer of a checkpoint on hidden states [T, H] from a file");
   add_layer_run_options(command, options->files, "model.layers.0.mlp (`fp4gemm inspect` lists the MoE layers)", "[T, H]", "[T, H]");
   command->add_option("--backend,--moe-backend", options->backend,
-                      "auto, or an MoE backend (ref, cpu); default: FP4GEMM_MOE_BACKEND, else auto");
+                      "auto, or an MoE backend (ref, cpu); default: FP4GEMM_MOE_BACKEND, else the tuned profile, else auto");
+  command->add_option("--profile", options->profile, "Tuned profile (`fp4gemm tune --moe`) whose moe entries lead the auto order");
   command->add_option("--device", options->device, "cpu (the MoE layer's GPU backends come later)")->capture_default_str();
   command->add_option("--topk", options->top_k, "Experts per token (default: config.json's num_experts_per_tok)")
       ->check(CLI::PositiveNumber);

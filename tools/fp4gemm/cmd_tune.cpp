@@ -1,6 +1,7 @@
 // `fp4gemm tune`: time every backend that can run here (and the peer libraries beside them) on a
 // model's GEMM shapes over a range of M, write the tuned profile that makes the runner pick the
 // fastest, and say for each problem what won, by how much, and what `auto` would have picked.
+// With --moe, an MoE layer's backends over token counts instead (tune_moe.hpp).
 #include <cstdio>
 #include <map>
 #include <set>
@@ -9,9 +10,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_moe.hpp"
 #include "command.hpp"
 #include "problem_options.hpp"
 #include "tune/tune.hpp"
+#include "tune_moe.hpp"
 #include "type_options.hpp"
 #include "fp4gemm/io/checkpoint.hpp"
 #include "fp4gemm/io/checkpoint_summary.hpp"
@@ -25,6 +28,7 @@ namespace {
 // would take minutes per shape, so the CPU default stops at 128.
 constexpr const char* kGpuDefaultMs = "1,2,4,8,16,24,32,48,64,128,256,512,1024,2048,4096";
 constexpr const char* kCpuDefaultMs = "1,2,4,8,16,32,64,128";
+constexpr const char* kMoeDefaultTokens = "1,8,64";
 
 struct TuneOptions {
   std::string checkpoint;
@@ -37,6 +41,9 @@ struct TuneOptions {
   std::string out;
   bool no_peers = false;
   bool json = false;
+  bool moe = false;
+  bench::MoeBenchShape moe_shape{64, 1024, 512, 0, 8, true};  // --moe without --config: bench --moe's default
+  std::vector<std::string> token_lists;
 };
 
 // The checkpoint's NVFP4 GEMM shapes, the config's and the --shapes ones, each once, in (n, k) order.
@@ -87,6 +94,17 @@ double time_of(const std::vector<bench::Result>& results, const GemmProblem& pro
 }
 
 void run_tune(const TuneOptions& options) {
+  if (options.moe) {
+    if (options.device != "cpu" && options.device != "auto") {
+      throw_invalid("--device " + options.device + ": the MoE layer runs on the CPU in this build (cpu or auto)");
+    }
+    MoeTuneRequest request;
+    request.shape = options.config.empty() ? options.moe_shape : moe_shape_from_config(options.config, options.tp, 1);
+    request.tokens = parse_m_list(options.token_lists.empty() ? std::vector<std::string>{kMoeDefaultTokens} : options.token_lists);
+    request.out = options.out;
+    request.json = options.json;
+    return run_moe_tune(request);
+  }
   const std::vector<WeightShape> shapes = shapes_to_tune(options);
   const bool gpu = resolves_to_gpu(options.device);
   const std::vector<std::int64_t> ms =
@@ -149,7 +167,7 @@ const RegisterCommand registration([](CLI::App& app) {
   auto* command = app.add_subcommand(
       "tune", "Time every backend (and the peers) on a model's GEMM shapes over M and write the tuned profile that picks the fastest");
   command->add_option("--checkpoint", options->checkpoint, "Checkpoint whose NVFP4 layers' shapes to tune (file, index or directory)");
-  add_model_config_options(command, options->config, options->tp,
+  auto* config = add_model_config_options(command, options->config, options->tp,
                            "tune its GEMM shapes as engines run them (fused qkv and gate_up), without its weights");
   command->add_option("--shapes", options->shape_lists, "Weight shapes NxK, comma-separated (with or instead of --checkpoint, --config)");
   command->add_option("-m", options->m_lists,
@@ -159,6 +177,13 @@ const RegisterCommand registration([](CLI::App& app) {
   command->add_option("--out", options->out, "The tuned profile to write (JSON)")->required();
   command->add_flag("--no-peers", options->no_peers, "Skip the peer libraries (cuBLAS BF16 / cuBLASLt FP8, OpenBLAS)");
   command->add_flag("--json", options->json, "One JSON object per problem (the summary goes to stderr)");
+  auto* moe = command->add_flag("--moe", options->moe,
+                                "Tune an MoE layer (random NVFP4 experts, uniform random routing) instead of GEMM shapes: its "
+                                "shape from --config or --experts/--topk/--hidden/--intermediate, over --tokens");
+  add_moe_layer_options(command, options->moe_shape, moe, config);
+  command->add_option("--tokens", options->token_lists, std::string("Token counts of the --moe layer, comma-separated (default ") +
+                                                            kMoeDefaultTokens + ")")
+      ->needs(moe);
   command->callback([options] { run_tune(*options); });
 });
 

@@ -8,9 +8,11 @@ namespace {
 }  // namespace
 
 // Routing: the call's TopK when it has ids (the bench), else the layer's router (`fp4gemm moe`).
-PreparedMoeCall prepare_moe_call(const moe::MoeWeights& weights, const std::string& backend, const moe::MoeOptions& options) {
+PreparedMoeCall prepare_moe_call(const moe::MoeWeights& weights, const std::string& backend, const moe::MoeOptions& options,
+                                 const std::string& profile_path) {
   moe::MoeRunnerOptions runner_options;
   runner_options.backend = backend;
+  runner_options.profile_path = profile_path;
   runner_options.device = RunnerOptions::kCpuOnly;
   auto runner = std::make_shared<moe::MoeRunner>(std::move(runner_options));
   auto handle = std::make_shared<moe::MoeLayerHandle>(runner->prepare(weights));

@@ -18,8 +18,10 @@ struct PreparedMoeCall {
 };
 
 // `weights` (kept alive by the caller) through moe::MoeRunner with `backend` ("" or "auto": the
-// runner's choice) on the CPU; the returned call passes the routing it is given.
-PreparedMoeCall prepare_moe_call(const moe::MoeWeights& weights, const std::string& backend, const moe::MoeOptions& options);
+// runner's choice, which `profile_path` may lead) on the CPU; the returned call passes the routing
+// it is given.
+PreparedMoeCall prepare_moe_call(const moe::MoeWeights& weights, const std::string& backend, const moe::MoeOptions& options,
+                                 const std::string& profile_path = "");
 // moe::MoeProblem's minimal bytes (for `active_experts`) and FLOPs of a BF16 call with given
 // routing on a layer of `shape` (its shared expert NVFP4).
 double moe_minimal_bytes(const bench::MoeBenchShape& shape, std::int64_t tokens, std::int64_t active_experts);
