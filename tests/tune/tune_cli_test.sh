@@ -76,5 +76,19 @@ expect_error "cannot write the tuned profile" tune --device cpu --shapes 64x128 
 expect_error "holds no NVFP4 layer" tune --device cpu --checkpoint "$data/golden_input.safetensors" --out "$work/e.json"
 expect_error "--out is required" tune --device cpu --shapes 64x128
 
+# tune --moe on a tiny layer: each token count's timings, the winner marked, and the moe entries
+# written beside no GEMM ones (moe_io/moe_cli_test.sh runs `fp4gemm moe --profile` on such a file).
+out=$("$cli" tune --moe --experts 4 --topk 2 --hidden 64 --intermediate 16 --tokens 1,2 --out "$work/moe.json" 2>&1) ||
+  fail "tune --moe failed: $out"
+grep -q "^T=2 .*<- tuned" <<< "$out" || fail "tune --moe does not mark the winner at T=2: $out"
+python3 - "$work/moe.json" <<'PY' || fail "tune --moe wrote the wrong profile"
+import json, sys
+profile = json.load(open(sys.argv[1]))
+assert profile["entries"] == [], profile["entries"]
+assert profile["moe"][-1]["tokens_max"] == 2 and profile["moe"][-1]["experts"] == 4, profile["moe"]
+PY
+expect_error "--hidden must be a positive multiple of 16 (the NVFP4 block), not 60" tune --moe --experts 4 --topk 2 --hidden 60 --intermediate 16 --out "$work/e.json"
+expect_error "--experts requires --moe" tune --experts 4 --shapes 64x128 --out "$work/e.json"
+
 if [ $failures -eq 0 ]; then echo "tune cli: all passed"; fi
 exit $failures
