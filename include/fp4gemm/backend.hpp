@@ -31,6 +31,20 @@ class PreparedWeight {
   std::int64_t cols = 0;  // K
   std::string backend;    // the backend whose layout this is
   int device = 0;
+  // Bytes this layout keeps for as long as it lives (in the backend's memory()): what
+  // Backend::residency() promised for these dimensions.
+  std::int64_t resident_bytes = 0;
+};
+
+// What a backend keeps per prepared weight, known before it prepares one: explain prints it, the
+// runner adds it up, and `auto` never picks a backend that keeps a dense copy. NVFP4 exists so that
+// a model fits (a 397B-parameter model is ~223 GB in NVFP4, ~794 GB in BF16); a backend that
+// trades that away must say so here.
+struct WeightResidency {
+  std::int64_t bytes = 0;   // kept per prepared weight of the given dimensions
+  Memory memory = Memory::host;
+  bool dense_copy = false;  // holds the weight as BF16/FP16/FP32 (>= 2 B/element)
+  std::string layout;       // one phrase: "NVFP4 records for the kernels, 0.5625 B/element"
 };
 
 // Where a run executes: the CUDA stream (a cudaStream_t, null for the default stream) for GPU
@@ -64,6 +78,14 @@ class Backend {
   // the runner's canary proves each one before it first serves, and quarantines only the kernel
   // whose canary fails. Empty for a backend with one path.
   virtual std::string kernel_name(const GemmProblem& /*problem*/, const DeviceInfo& /*device*/) const { return {}; }
+
+  // What prepare() keeps for a weight of rows x cols (PreparedWeight::resident_bytes equals `bytes`).
+  virtual WeightResidency residency(std::int64_t rows, std::int64_t cols) const = 0;
+
+  // The scratch memory one run() of this problem allocates and frees again (stream-ordered on the
+  // GPU), beyond the operands: bounded by the backend and documented with it.
+  // An upper bound, for explain.
+  virtual std::int64_t workspace_bytes(const GemmProblem& /*problem*/, const DeviceInfo& /*device*/) const { return 0; }
 
   // Convert a checkpoint-layout weight into this backend's layout (and device memory).
   virtual std::unique_ptr<PreparedWeight> prepare(const Nvfp4View& weight, const DeviceInfo& device) = 0;

@@ -57,6 +57,15 @@ struct CanaryReport {
 // "cuda_nvfp4 (wgmma kernel)": only that kernel is quarantined, its other kernels still serve.
 std::string quarantine_key(const std::string& backend, const std::string& kernel);
 
+// Memory held by the layouts of prepared weights (each backend's Backend::residency, made lazily),
+// plus the host copies WeightSource::copy keeps. The caller's own checkpoint buffers are not counted.
+struct ResidentMemory {
+  std::int64_t device_bytes = 0;
+  std::int64_t host_bytes = 0;
+  std::map<std::string, std::int64_t> by_backend;  // layout bytes per backend ("source copy": the host copies)
+  std::int64_t total() const { return device_bytes + host_bytes; }
+};
+
 namespace dispatch {
 struct WeightState;
 struct RunnerState;
@@ -72,6 +81,8 @@ class WeightHandle {
   std::int64_t cols() const;  // K
   // Backends whose layout has been made so far.
   std::vector<std::string> prepared_backends() const;
+  // What this weight's layouts hold now (copies of a handle share them).
+  ResidentMemory resident() const;
   explicit operator bool() const { return state_ != nullptr; }
 
  private:
@@ -102,8 +113,12 @@ class Runner {
   void gemm(const ActivationView& a, const WeightHandle& weight, float alpha, const MutableDenseView& out,
             const RunContext& context = {});
 
-  // What gemm() would do for `problem` now (quarantines and failures so far included).
+  // What gemm() would do for `problem` now (quarantines and failures so far included), and what
+  // the choice keeps in memory: under auto, what the choices at every M keep together for this weight.
   dispatch::Explanation explain(const GemmProblem& problem) const;
+
+  // What the weights this runner prepared, and that are still alive, hold now.
+  ResidentMemory resident() const;
 
   // Runs the canary of every backend on its device now (for `fp4gemm doctor`), with the given
   // operand types: one report per kernel the backend takes for the doctor's problems

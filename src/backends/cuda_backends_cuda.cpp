@@ -12,6 +12,7 @@ std::vector<std::unique_ptr<Backend>> make_cuda_backends() {
   std::vector<std::unique_ptr<Backend>> backends;
   backends.push_back(std::make_unique<CudaNvfp4Backend>());
   backends.push_back(std::make_unique<CudaDequantCublasBackend>());
+  backends.push_back(std::make_unique<CudaDequantCublasBackend>(Bf16Weight::persistent_copy));
   backends.push_back(std::make_unique<CublasLtBackend>());
   return backends;
 }

@@ -30,6 +30,10 @@ struct Result {
   std::string kernel;   // what ran, in the backend's words (Backend::kernel_plan); empty if it has none
   bool ok = true;
   bool floor = false;   // the GPU stream floor (gpu_stream_floor.hpp): a bound to compare with, not a peer to beat
+  // Bytes the timed layout keeps per weight (PreparedWeight::resident_bytes; a peer's own copy of
+  // the weight: 2 B/element for BF16, 1 for FP8); -1 when not known.
+  std::int64_t resident_bytes = -1;
+  bool dense_copy = false;  // the backend keeps a dense copy of the weight (never auto's or the tuner's pick)
 
   double tflops() const { return problem.flops() / (time_us * 1e-6) / 1e12; }
   double weight_gbps() const { return double(problem.n) * double(problem.k) * kNvfp4BytesPerElement / (time_us * 1e-6) / 1e9; }

@@ -73,6 +73,8 @@ Result time_backend(Backend& backend, const GemmProblem& problem, const Nvfp4Mat
         return elapsed_us(start);
       },
       2, 200, 0.5);
+  result.resident_bytes = prepared.front()->resident_bytes;
+  result.dense_copy = backend.residency(problem.n, problem.k).dense_copy;
   result.time_us = timing.median_us;
   result.spread = timing.spread;
   result.repeats = timing.repeats;

@@ -64,6 +64,8 @@ Result time_backend(Backend& backend, const GemmProblem& problem, const Nvfp4Mat
   const CallTiming timing = time_calls(stream, calls_per_graph(copies), [&](int call) {
     backend.run(activation.view, *prepared[std::size_t(call % copies)], alpha, out_view, context);
   });
+  result.resident_bytes = prepared.front()->resident_bytes;
+  result.dense_copy = backend.residency(problem.n, problem.k).dense_copy;
   result.time_us = timing.timing.median_us;
   result.spread = timing.timing.spread;
   result.repeats = timing.timing.repeats;

@@ -73,6 +73,7 @@ Result time_cublas_bf16(const GemmProblem& problem, const Nvfp4Matrix& weight, c
                  "bench: the cuBLAS BF16 peer GEMM");
   });
   fill(result, timing, copies, "cublasGemmEx BF16 x BF16 -> BF16, FP32 accumulation, dequantized weight");
+  result.resident_bytes = std::int64_t(weight_bytes);
   return result;
 }
 
@@ -166,6 +167,7 @@ Result time_cublaslt_fp8(const GemmProblem& problem, cudaStream_t stream) {
   });
   fill(result, timing, copies, "cublasLtMatmul E4M3 x E4M3 -> BF16, per-tensor scales, FP32 accumulation (fast-accumulation mode off, "
                                 "the default), heuristic candidate " + std::to_string(chosen + 1) + " of " + std::to_string(found));
+  result.resident_bytes = weight_bytes;
   return result;
 }
 

@@ -73,10 +73,30 @@ const std::vector<PreferenceRow>& preference_table() {
        64, 4096, 8192},
       {ArchFamily::sm90,
        {"cuda_dequant_cublas", "cuda_nvfp4", "cpu", "ref"},
-       "fp4gemm bench on one H200: from M = 33 dequantize + cuBLAS BF16 beats or ties "
+       "fp4gemm bench on one H200 (cuda_dequant_cublas then kept a BF16 copy; per-call dequantization now adds "
+       "N x K x 2.56 B of traffic: re-measure): from M = 33 dequantize + cuBLAS BF16 beats or ties "
        "cuda_nvfp4 on the measured weights the rows above do not take (M=33/64: 5120x4096 13.8/13.9 vs "
        "15.5/15.8 us, 8192x2048 10.9/11.1 vs 11.2/11.4, 2048x4096 9.8/9.9 vs 19.2/19.4), except 4096x4096 "
-       "below M = 64 (M=33/64 14.2/11.6 vs 13.3/13.6); others here are unmeasured"},
+       "below M = 64 (M=33/64 14.2/11.6 vs 13.3/13.6); others here are unmeasured",
+       64},
+      // NOTE: an estimate, not a measurement: the crossover below was measured when
+      // cuda_dequant_cublas kept a BF16 copy of the weight. It now dequantizes per call, which adds
+      // N x K x 2.56 bytes of traffic (read NVFP4, write BF16: 28672x8192 ~140 us, 12288x4096 ~30,
+      // 4096x4096 ~10 at the H200's ~4.3 TB/s) to the cuBLAS time. Added to the measured cuBLAS
+      // times, the prefill kernel wins up to M = 256 on the issue weights and loses from M = 1024.
+      // (M <= 64 keeps the rows above, measured when the BF16 copy existed.)
+      // Re-measure with the per-call path and replace this row.
+      {ArchFamily::sm90,
+       {"cuda_nvfp4", "cuda_dequant_cublas", "cpu", "ref"},
+       "estimated, not yet measured with per-call dequantization: M = 65-256 cuda_nvfp4's prefill kernel "
+       "against cuBLAS BF16 + the per-call dequantization (N x K x 2.56 B at ~4.3 TB/s); M = 256 on one H200: "
+       "28672x8192 259.8 us vs 197.7 + ~140, 12288x4096 65.7 vs 36.5 + ~30, 4096x4096 24.2 vs 16.8 + ~10",
+       256},
+      {ArchFamily::sm90,
+       {"cuda_dequant_cublas", "cuda_nvfp4", "cpu", "ref"},
+       "fp4gemm bench on one H200: above M = 256 cuBLAS BF16 beats cuda_nvfp4's prefill kernel by more than the "
+       "per-call dequantization costs (M = 1024: 28672x8192 677 + ~140 vs 932 us, 12288x4096 148 + ~30 vs 207, "
+       "4096x4096 43.6 + ~10 vs 69.4)"},
       {ArchFamily::sm8x,
        {"cuda_nvfp4", "cuda_dequant_cublas", "cpu", "ref"},
        "unmeasured: same reasoning as SM 9.0 (small M is weight-bandwidth bound, large M is BF16-compute bound)"},

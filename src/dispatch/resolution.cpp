@@ -5,6 +5,7 @@
 
 #include "dispatch/runner_state.hpp"
 #include "dispatch/preference.hpp"
+#include "fp4gemm/format/nvfp4_matrix.hpp"
 
 namespace fp4gemm::dispatch {
 namespace {
@@ -30,6 +31,18 @@ CandidateReport assess(const RunnerState& state, const std::string& name, const 
   if (!check) {
     report.reason = check.reason;
     return report;
+  }
+  // NOTE: NVFP4 exists so that a model fits; a backend that keeps a dense copy of every weight
+  // (3.6x the NVFP4 bytes as BF16) serves only when named, never from the auto order or a profile.
+  if (origin != "requested") {
+    const WeightResidency residency = slot->backend->residency(problem.n, problem.k);
+    if (residency.dense_copy) {
+      report.reason = "keeps " + residency.layout + ": " + std::to_string(residency.bytes >> 20) + " MiB for this " +
+                      std::to_string(problem.n) + "x" + std::to_string(problem.k) + " weight against " +
+                      std::to_string(std::int64_t(double(problem.n) * double(problem.k) * kNvfp4BytesPerElement) >> 20) +
+                      " MiB in NVFP4; auto never picks a backend that keeps a dense copy: name it to trade memory for speed";
+      return report;
+    }
   }
   // The backend's own quarantine, or that of the kernel this problem takes (its others still serve).
   if (auto quarantine = state.quarantine_for(name, slot->backend->kernel_name(problem, device))) {

@@ -143,6 +143,11 @@ WeightHandle Runner::prepare(const Nvfp4View& weight, WeightSource source) {
     state->source.codes = state->owned_codes.data();
     state->source.scales = state->owned_scales.data();
   }
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    std::erase_if(state_->weights, [](const std::weak_ptr<dispatch::WeightState>& held) { return held.expired(); });
+    state_->weights.push_back(state);
+  }
   WeightHandle handle;
   handle.state_ = std::move(state);
   return handle;
@@ -171,7 +176,21 @@ void Runner::gemm(const ActivationView& a, const WeightHandle& weight, float alp
 
 dispatch::Explanation Runner::explain(const GemmProblem& problem) const {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  return dispatch::plan_for(*state_, problem).explanation;
+  dispatch::Explanation explanation = dispatch::plan_for(*state_, problem).explanation;
+  dispatch::report_memory(*state_, explanation);
+  return explanation;
+}
+
+ResidentMemory Runner::resident() const {
+  std::vector<std::shared_ptr<dispatch::WeightState>> live;
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    for (const auto& held : state_->weights)
+      if (auto weight = held.lock()) live.push_back(std::move(weight));
+  }
+  ResidentMemory total;
+  for (const auto& weight : live) dispatch::add_resident(*weight, total);  // each takes its own lock
+  return total;
 }
 
 std::vector<CanaryReport> Runner::run_all_canaries(ActivationType activation, DType output) {

@@ -52,6 +52,7 @@ struct RunnerState {
   };
   std::uint64_t generation = 0;
   std::map<ProblemKey, CachedPlan> plans;
+  std::vector<std::weak_ptr<WeightState>> weights;  // every handle prepared, for Runner::resident()
 
   BackendSlot* find(const std::string& name) const;
   // Host backends are checked against and run on the CPU, GPU backends on the primary device.
@@ -81,6 +82,13 @@ struct Plan {
 };
 Plan plan_for(const RunnerState& state, const GemmProblem& problem);
 
+// Fills explanation.memory for the choice; under auto also what the choices at every M keep for
+// this weight (plans M = 1, 2, 4, ... 65536: for explain only, never on the gemm path).
+void report_memory(const RunnerState& state, Explanation& explanation);
+
+// Adds what `weight`'s layouts and source copy hold to `total`. Takes the weight's lock.
+void add_resident(const WeightState& weight, ResidentMemory& total);
+
 // The canary that proves, before it first serves, the kernel `backend` takes for `served` on its
 // device (canary_problems.hpp picks the problem), with the served operand types. Runs without
 // holding state.mutex. Rethrows Error(unrecoverable).
@@ -93,8 +101,9 @@ struct WeightState {
   std::vector<std::uint8_t> owned_codes;  // WeightSource::copy
   std::vector<std::uint8_t> owned_scales;
 
-  std::mutex mutex;
+  mutable std::mutex mutex;
   std::map<std::string, std::shared_ptr<const PreparedWeight>> layouts;  // backend -> its layout
+  std::map<std::string, Memory> layout_memory;                          // backend -> where its layout lives
   std::map<std::string, std::string> prepare_failures;                  // backend -> cause
 
   // The layout of `backend`, made on first use (a GPU-resident source is staged to the host for

@@ -18,7 +18,28 @@ std::vector<std::string> WeightHandle::prepared_backends() const {
   return names;
 }
 
+ResidentMemory WeightHandle::resident() const {
+  ResidentMemory total;
+  if (state_) dispatch::add_resident(*state_, total);
+  return total;
+}
+
 namespace dispatch {
+
+void add_resident(const WeightState& weight, ResidentMemory& total) {
+  std::lock_guard<std::mutex> lock(weight.mutex);
+  for (const auto& [name, layout] : weight.layouts) {
+    const auto where = weight.layout_memory.find(name);
+    const bool on_device = where != weight.layout_memory.end() && where->second == Memory::cuda;
+    (on_device ? total.device_bytes : total.host_bytes) += layout->resident_bytes;
+    total.by_backend[name] += layout->resident_bytes;
+  }
+  const auto copied = std::int64_t(weight.owned_codes.size() + weight.owned_scales.size());
+  if (copied > 0) {
+    total.host_bytes += copied;
+    total.by_backend["source copy"] += copied;
+  }
+}
 
 std::shared_ptr<const PreparedWeight> WeightState::layout_for(Backend& backend, const DeviceInfo& device, int gpu_index) {
   const std::string name = backend.name();
@@ -48,6 +69,7 @@ std::shared_ptr<const PreparedWeight> WeightState::layout_for(Backend& backend, 
       layout = backend.prepare(source, device);
     }
     layouts[name] = layout;
+    layout_memory[name] = backend.memory();
     return layout;
   } catch (const Error& error) {
     if (error.code() == ErrorCode::unrecoverable) throw;

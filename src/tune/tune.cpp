@@ -17,7 +17,9 @@ std::vector<Choice> choose_fastest(const std::vector<bench::Result>& results) {
   for (const bench::Result& result : results) {
     if (!result.ok || result.floor) continue;
     Choice& choice = choice_for(result.problem);
-    if (result.peer) {
+    // A backend that keeps a dense copy of the weight is a comparison, like a peer: the runner
+    // would pass over a profile entry naming it.
+    if (result.peer || result.dense_copy) {
       if (choice.fastest_peer.empty() || result.time_us < choice.fastest_peer_us) {
         choice.fastest_peer = result.backend;
         choice.fastest_peer_us = result.time_us;

@@ -15,7 +15,7 @@ struct Choice {
   double time_us = 0;
   std::string runner_up;     // the second fastest, or empty when only one ran
   double runner_up_us = 0;
-  std::string fastest_peer;  // the fastest peer library (cuBLAS BF16, cuBLASLt FP8, OpenBLAS), or empty
+  std::string fastest_peer;  // the fastest peer library (cuBLAS BF16, cuBLASLt FP8, OpenBLAS) or dense-copy backend, or empty
   double fastest_peer_us = 0;
 };
 

@@ -75,8 +75,9 @@ std::shared_ptr<Backend> cublaslt_stand_in() {
 
 std::shared_ptr<Backend> cuda_nvfp4_stand_in() {
   return std::make_shared<StandInBackend>("cuda_nvfp4", Memory::cuda, gpu_sm80_or_newer,
-                                          [](const GemmProblem& problem, const DeviceInfo&) {
-                                            if (problem.m > 64) return CheckResult::fail("serves M <= 64 (small-M kernel)");
+                                          [](const GemmProblem& problem, const DeviceInfo& device) {
+                                            if (problem.m > 64 && device.sm() != 90)
+                                              return CheckResult::fail("serves M <= 64 here (its prefill kernel is SM 9.0 only)");
                                             if (problem.activation == ActivationType::f32)
                                               return CheckResult::fail("takes BF16 or NVFP4 activations");
                                             return CheckResult::pass();
@@ -86,6 +87,12 @@ std::shared_ptr<Backend> cuda_nvfp4_stand_in() {
 std::shared_ptr<Backend> cuda_dequant_cublas_stand_in() {
   return std::make_shared<StandInBackend>("cuda_dequant_cublas", Memory::cuda, gpu_sm80_or_newer,
                                           [](const GemmProblem&, const DeviceInfo&) { return CheckResult::pass(); });
+}
+
+std::shared_ptr<Backend> cuda_bf16_copy_stand_in() {
+  return std::make_shared<StandInBackend>(
+      "cuda_bf16_copy", Memory::cuda, gpu_sm80_or_newer, [](const GemmProblem&, const DeviceInfo&) { return CheckResult::pass(); },
+      StandInBackend::KernelName{}, true);
 }
 
 DeviceInfo simulated_gpu(int sm_major, int sm_minor, int cublaslt_version, const std::string& name) {

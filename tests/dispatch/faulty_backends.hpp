@@ -40,6 +40,9 @@ class FaultyBackend final : public Backend {
   CheckResult check_problem(const GemmProblem& problem, const DeviceInfo&) const override {
     return problem.k % 16 == 0 ? CheckResult::pass() : CheckResult::fail("K must be a multiple of 16");
   }
+  WeightResidency residency(std::int64_t rows, std::int64_t cols) const override {
+    return reference_.residency(rows, cols);
+  }
   std::unique_ptr<PreparedWeight> prepare(const Nvfp4View& weight, const DeviceInfo& device) override;
   void run(const ActivationView& a, const PreparedWeight& weight, float alpha, const MutableDenseView& out,
            const RunContext& context) override;
@@ -72,6 +75,7 @@ class TwoKernelBackend final : public Backend {
   std::string kernel_name(const GemmProblem& problem, const DeviceInfo&) const override {
     return problem.m <= kSmallKernelMaxRows ? "small" : "large";
   }
+  WeightResidency residency(std::int64_t rows, std::int64_t cols) const override { return small_.residency(rows, cols); }
   std::unique_ptr<PreparedWeight> prepare(const Nvfp4View& weight, const DeviceInfo& device) override {
     return small_.prepare(weight, device);
   }
@@ -91,16 +95,17 @@ class TwoKernelBackend final : public Backend {
 
 // A host-executable stand-in whose checks (and, optionally, kernel names) are given as functions:
 // lets a test put the names of GPU backends (cuda_nvfp4, ...) with their documented requirements
-// into a simulated runner, or give a backend kernels chosen by a rule. It computes through `ref`.
+// into a simulated runner, or give a backend kernels chosen by a rule. It computes through `ref`
+// and reports ref's residency, or a BF16 copy's (2 B/element, dense_copy) when `dense_copy`.
 class StandInBackend final : public Backend {
  public:
   using DeviceCheck = std::function<CheckResult(const DeviceInfo&)>;
   using ProblemCheck = std::function<CheckResult(const GemmProblem&, const DeviceInfo&)>;
   using KernelName = std::function<std::string(const GemmProblem&)>;
   StandInBackend(std::string name, Memory memory, DeviceCheck device_check, ProblemCheck problem_check,
-                 KernelName kernel_name = {})
+                 KernelName kernel_name = {}, bool dense_copy = false)
       : name_(std::move(name)), memory_(memory), device_check_(std::move(device_check)),
-        problem_check_(std::move(problem_check)), kernel_name_(std::move(kernel_name)) {}
+        problem_check_(std::move(problem_check)), kernel_name_(std::move(kernel_name)), dense_copy_(dense_copy) {}
   std::string name() const override { return name_; }
   std::string summary() const override { return "stand-in with a GPU backend's requirements"; }
   Memory memory() const override { return memory_; }
@@ -111,8 +116,16 @@ class StandInBackend final : public Backend {
   std::string kernel_name(const GemmProblem& problem, const DeviceInfo&) const override {
     return kernel_name_ ? kernel_name_(problem) : "";
   }
+  WeightResidency residency(std::int64_t rows, std::int64_t cols) const override {
+    if (dense_copy_) return {rows * cols * 2, memory_, true, "a BF16 copy of the weight (stand-in)"};
+    WeightResidency residency = reference_.residency(rows, cols);
+    residency.memory = memory_;
+    return residency;
+  }
   std::unique_ptr<PreparedWeight> prepare(const Nvfp4View& weight, const DeviceInfo& device) override {
-    return reference_.prepare(weight, device);
+    auto prepared = reference_.prepare(weight, device);
+    prepared->resident_bytes = residency(weight.rows, weight.cols).bytes;
+    return prepared;
   }
   void run(const ActivationView& a, const PreparedWeight& weight, float alpha, const MutableDenseView& out,
            const RunContext& context) override {
@@ -125,15 +138,18 @@ class StandInBackend final : public Backend {
   DeviceCheck device_check_;
   ProblemCheck problem_check_;
   KernelName kernel_name_;
+  bool dense_copy_ = false;
   RefBackend reference_;
 };
 
 // The GPU backends as the resolution tests see them: cublaslt with its real requirement checks
 // (cublaslt_requirements.hpp), cuda_nvfp4 and cuda_dequant_cublas with their documented limits
-// (SM >= 8.0; cuda_nvfp4 M <= 64 and no FP32 activations).
+// (SM >= 8.0; cuda_nvfp4 M <= 64 except on SM 9.0, and no FP32 activations).
 std::shared_ptr<Backend> cublaslt_stand_in();
 std::shared_ptr<Backend> cuda_nvfp4_stand_in();
 std::shared_ptr<Backend> cuda_dequant_cublas_stand_in();
+// cuda_bf16_copy: cuda_dequant_cublas's checks, keeping a BF16 copy of the weight.
+std::shared_ptr<Backend> cuda_bf16_copy_stand_in();
 
 // A simulated GPU: SM major.minor, a name, cuBLASLt version (0: absent), never probed.
 DeviceInfo simulated_gpu(int sm_major, int sm_minor, int cublaslt_version = 130100, const std::string& name = "");

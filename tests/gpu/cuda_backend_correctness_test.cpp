@@ -9,6 +9,7 @@
 
 #include "backends/cuda_common/cuda_check.hpp"
 #include "fp4gemm/error.hpp"
+#include "fp4gemm/format/nvfp4_matrix.hpp"
 #include "fp4gemm/format/scale_layout.hpp"
 #include "fp4gemm/registry.hpp"
 #include "gpu/gpu_test_support.hpp"
@@ -117,6 +118,40 @@ TEST_P(CudaBackend, EveryActivationAndOutputTypeItAccepts) {
     for (DType output : kOutputs)
       for (std::int64_t m : {1, 5, 40}) ran += expect_matches_reference({m, 33, 80, activation, output});
   EXPECT_GT(ran, 0) << GetParam() << " accepted no activation/output type";
+}
+
+TEST_P(CudaBackend, KeepsWhatItsResidencySays) {
+  // Every backend states what it keeps per weight before preparing one; the layout it makes holds
+  // exactly that, and only a dense-copy backend keeps more than NVFP4's 0.5625 B/element (plus
+  // padding: cuda_nvfp4 pads rows to 128 and K to 64).
+  const std::uint64_t seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  for (const auto& [n, k] : {std::pair<std::int64_t, std::int64_t>{1, 16}, {129, 80}, {4097, 4096}}) {
+    const GemmOperands operands = make_operands({1, n, k, ActivationType::bf16, DType::f32}, rng);
+    if (!backend_->check_problem({1, n, k, ActivationType::nvfp4, DType::f32}, gpu_) &&
+        !backend_->check_problem({1, n, k, ActivationType::bf16, DType::f32}, gpu_)) {
+      continue;
+    }
+    const WeightResidency promised = backend_->residency(n, k);
+    std::unique_ptr<PreparedWeight> prepared;
+    try {
+      prepared = backend_->prepare(operands.weight.view(), gpu_);
+    } catch (const Error& error) {
+      if (error.code() == ErrorCode::unsupported) continue;  // e.g. cublaslt's K % 32
+      throw;
+    }
+    EXPECT_EQ(prepared->resident_bytes, promised.bytes) << GetParam() << " " << n << "x" << k;
+    EXPECT_EQ(promised.memory, Memory::cuda) << GetParam();
+    EXPECT_FALSE(promised.layout.empty()) << GetParam();
+    const double nvfp4_bytes = double(n) * double(k) * kNvfp4BytesPerElement;
+    if (n * k >= 4096 * 4096) {
+      if (promised.dense_copy) {
+        EXPECT_GE(double(promised.bytes), 2.0 * double(n) * double(k)) << GetParam();
+      } else {
+        EXPECT_LE(double(promised.bytes), 1.04 * nvfp4_bytes) << GetParam() << " keeps more than NVFP4 without saying so";
+      }
+    }
+  }
 }
 
 TEST_P(CudaBackend, DeviceWeightSwizzledScalesAndStrides) {

@@ -38,6 +38,15 @@ TEST(TuneChoice, FastestOfOurBackendsWinsWithRunnerUpAndPeer) {
   EXPECT_DOUBLE_EQ(choices[0].fastest_peer_us, 2.0);
 }
 
+TEST(TuneChoice, ADenseCopyBackendIsComparedLikeAPeerNeverChosen) {
+  bench::Result copy = timed("cuda_bf16_copy", 512, 20.0);
+  copy.dense_copy = true;
+  const std::vector<Choice> choices = choose_fastest({timed("cuda_dequant_cublas", 512, 30.0), copy});
+  ASSERT_EQ(choices.size(), 1u);
+  EXPECT_EQ(choices[0].backend, "cuda_dequant_cublas");
+  EXPECT_EQ(choices[0].fastest_peer, "cuda_bf16_copy");
+}
+
 TEST(TuneChoice, RunnerUpIsKeptWhicheverOrderTheRowsCome) {
   const std::vector<Choice> choices =
       choose_fastest({timed("a", 8, 3.0), timed("b", 8, 1.0), timed("c", 8, 2.0), timed("d", 8, 4.0)});

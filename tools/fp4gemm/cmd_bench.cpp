@@ -88,6 +88,8 @@ void print_json(const std::vector<bench::Result>& results, const bench::Ceilings
                         {"note", result.note}};
     if (result.floor) line["floor"] = true;
     if (!result.kernel.empty()) line["kernel"] = result.kernel;
+    if (result.resident_bytes >= 0) line["resident_bytes"] = result.resident_bytes;
+    if (result.dense_copy) line["dense_copy"] = true;
     if (result.ok) {
       line["time_us"] = result.time_us;
       line["tflops"] = result.tflops();

@@ -34,6 +34,12 @@ nlohmann::json explanation_report(const dispatch::Explanation& explanation) {
                           {"reason", candidate.reason}});
   }
   const auto& roofline = explanation.roofline;
+  const auto& memory = explanation.memory;
+  nlohmann::json served = nlohmann::json::array();
+  for (const auto& range : memory.served) {
+    served.push_back({{"backend", range.backend}, {"m_first", range.m_first}, {"m_last", range.m_last},
+                      {"resident_bytes", range.resident_bytes}});
+  }
   return {{"problem", {{"m", explanation.problem.m}, {"n", explanation.problem.n}, {"k", explanation.problem.k},
                        {"activation", to_string(explanation.problem.activation)},
                        {"output", to_string(explanation.problem.output)}}},
@@ -50,6 +56,11 @@ nlohmann::json explanation_report(const dispatch::Explanation& explanation) {
           {"choice", explanation.choice},
           {"choice_reason", explanation.choice_reason},
           {"kernel", explanation.kernel},
+          {"memory", {{"available", memory.available}, {"backend", memory.backend},
+                      {"resident_bytes", memory.resident_bytes}, {"memory", memory.memory}, {"layout", memory.layout},
+                      {"dense_copy", memory.dense_copy}, {"workspace_bytes", memory.workspace_bytes},
+                      {"nvfp4_bytes", memory.nvfp4_bytes}, {"bf16_bytes", memory.bf16_bytes}, {"served", served},
+                      {"served_bytes", memory.served_bytes}}},
           {"roofline", {{"available", roofline.available}, {"ceilings", roofline.ceilings.label},
                         {"ceilings_measured", roofline.ceilings.measured}, {"bytes", roofline.bytes},
                         {"flops", roofline.flops}, {"math", roofline.math}, {"bound", roofline.bound},

@@ -25,6 +25,29 @@ struct ProfileReport {
   std::string detail;      // a sentence: which file, why invalid, which entry, or why a miss
 };
 
+// What the choice keeps in memory for this weight, and what auto's choices across M keep together.
+struct ServedRange {
+  std::string backend;
+  std::int64_t m_first = 0, m_last = 0;  // the sampled M it serves (powers of two, and the problem's M)
+  std::int64_t resident_bytes = 0;       // its layout of this weight
+};
+struct MemoryReport {
+  bool available = false;        // a backend was chosen
+  std::string backend;           // the choice
+  std::int64_t resident_bytes = 0;  // its layout of this weight (Backend::residency)
+  std::string memory;            // "GPU" or "host"
+  std::string layout;            // the phrase the backend gives
+  bool dense_copy = false;
+  std::int64_t workspace_bytes = 0;  // per call, for this problem (an upper bound)
+  std::int64_t nvfp4_bytes = 0;  // N x K at 0.5625 B/element
+  std::int64_t bf16_bytes = 0;   // N x K at 2 B/element, for comparison
+  // Filled by Runner::explain under auto: the backends auto picks for this weight at M = 1, 2, 4, ...
+  // 65536 (and the problem's M), each layout made once per weight, and their sum: what serving the
+  // weight at every M holds besides the caller's checkpoint copy.
+  std::vector<ServedRange> served;
+  std::int64_t served_bytes = 0;
+};
+
 struct Explanation {
   GemmProblem problem;
   std::string device;             // the primary device (GPU, or the CPU without one)
@@ -40,6 +63,7 @@ struct Explanation {
   std::string choice_reason;      // why this one, or why none
   std::string kernel;             // the choice's kernel and launch shape (Backend::kernel_plan; may be empty)
   RooflineEstimate roofline;      // for the choice on the primary device
+  MemoryReport memory;            // what the choice keeps (and, under auto, what every M's choice keeps)
 
   std::string to_text() const;    // the human-readable report `fp4gemm explain` prints
 };

@@ -143,6 +143,27 @@ CheckResult CpuBackend::check_problem(const GemmProblem& problem, const DeviceIn
   return CheckResult::pass();
 }
 
+WeightResidency CpuBackend::residency(std::int64_t rows, std::int64_t cols) const {
+  const std::int64_t tiles = (rows + kCpuTileRows - 1) / kCpuTileRows, groups = (cols + kCpuGroupK - 1) / kCpuGroupK;
+  return {tiles * groups * kCpuGroupBytes, Memory::host, false,
+          "NVFP4 codes and E4M3 scales regrouped in 4-row x 64-column tiles (0.5625 B/element, rows padded to 4 and K "
+          "to 64)"};
+}
+
+std::int64_t CpuBackend::workspace_bytes(const GemmProblem& problem, const DeviceInfo&) const {
+  const std::int64_t m = problem.m, n = problem.n, k = problem.k;
+  const std::int64_t padded_rows = (n + kCpuTileRows - 1) / kCpuTileRows * kCpuTileRows;
+  const std::int64_t padded_k = (k + kCpuGroupK - 1) / kCpuGroupK * kCpuGroupK;
+  const bool fused = m <= cpu_kernels::fused_max_m() ||
+                     (problem.activation != ActivationType::f32 && m <= cpu_tuning::kBf16FusedMaxM &&
+                      cpu_kernels::bf16_kernel_available());
+  // Fused: the activations as FP32 (BF16 for the BF16 kernel: no more) and the FP32 accumulators.
+  if (fused) return m * padded_k * 4 + m * padded_rows * 4;
+  // Panels: the activations as FP32, one decoded FP32 panel, and a staging output unless it is FP32.
+  const std::int64_t staging = problem.output == DType::f32 ? 0 : m * n * 4;
+  return m * k * 4 + std::min(n, cpu_tuning::kPanelRows) * k * 4 + staging;
+}
+
 std::unique_ptr<PreparedWeight> CpuBackend::prepare(const Nvfp4View& weight, const DeviceInfo&) {
   validate_weight(weight);
   if (weight.memory != Memory::host) throw_invalid("cpu: the weight must be in host memory");
@@ -170,6 +191,7 @@ std::unique_ptr<PreparedWeight> CpuBackend::prepare(const Nvfp4View& weight, con
         row_codes[element] |= std::uint8_t(e2m1::unpack(codes, block * kBlock + element) << shift);
     }
   }
+  prepared->resident_bytes = std::int64_t(prepared->data.size());
   return prepared;
 }
 

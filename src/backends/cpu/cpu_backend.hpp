@@ -13,6 +13,8 @@ class CpuBackend final : public Backend {
   Memory memory() const override { return Memory::host; }
   CheckResult check_device(const DeviceInfo& device) const override;
   CheckResult check_problem(const GemmProblem& problem, const DeviceInfo& device) const override;
+  WeightResidency residency(std::int64_t rows, std::int64_t cols) const override;
+  std::int64_t workspace_bytes(const GemmProblem& problem, const DeviceInfo& device) const override;
   std::unique_ptr<PreparedWeight> prepare(const Nvfp4View& weight, const DeviceInfo& device) override;
   void run(const ActivationView& a, const PreparedWeight& weight, float alpha, const MutableDenseView& out,
            const RunContext& context) override;

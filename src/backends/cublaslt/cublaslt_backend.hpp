@@ -38,6 +38,9 @@ class CublasLtBackend final : public Backend {
   // cuBLASLt's heuristic query, so the reason quotes the library's own answer.
   CheckResult check_device(const DeviceInfo& device) const override;
   CheckResult check_problem(const GemmProblem& problem, const DeviceInfo& device) const override;
+  WeightResidency residency(std::int64_t rows, std::int64_t cols) const override;
+  // cuBLASLt's workspace, plus the activation scales swizzled when they come linear.
+  std::int64_t workspace_bytes(const GemmProblem& problem, const DeviceInfo& device) const override;
   std::unique_ptr<PreparedWeight> prepare(const Nvfp4View& weight, const DeviceInfo& device) override;
   void run(const ActivationView& a, const PreparedWeight& weight, float alpha, const MutableDenseView& out,
            const RunContext& context) override;

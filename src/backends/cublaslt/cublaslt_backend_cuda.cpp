@@ -122,6 +122,16 @@ CheckResult CublasLtBackend::check_problem(const GemmProblem& problem, const Dev
   return probe(device, problem);
 }
 
+WeightResidency CublasLtBackend::residency(std::int64_t rows, std::int64_t cols) const {
+  return {rows * (cols / 2) + scale_layout::swizzled_bytes(rows, cols), Memory::cuda, false,
+          "the checkpoint NVFP4 codes and E4M3 scales in cuBLASLt's 128x4 swizzled layout (0.5625 B/element, scale rows "
+          "padded to 128)"};
+}
+
+std::int64_t CublasLtBackend::workspace_bytes(const GemmProblem& problem, const DeviceInfo&) const {
+  return std::int64_t(cublaslt::kWorkspaceBytes) + scale_layout::swizzled_bytes(problem.m, problem.k);
+}
+
 std::unique_ptr<PreparedWeight> CublasLtBackend::prepare(const Nvfp4View& weight, const DeviceInfo& device) {
   validate_weight(weight);
   const CheckResult usable = check_device(device);
@@ -153,6 +163,7 @@ std::unique_ptr<PreparedWeight> CublasLtBackend::prepare(const Nvfp4View& weight
                      "cublaslt: swizzling the weight scales");
     cuda::check_cuda(cudaDeviceSynchronize(), "cublaslt: swizzling the weight scales");
   }
+  prepared->resident_bytes = std::int64_t(code_bytes + scale_bytes);
   return prepared;
 }
 

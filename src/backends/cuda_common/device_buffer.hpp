@@ -35,6 +35,8 @@ class DeviceBuffer {
 class StreamBuffer {
  public:
   StreamBuffer(std::size_t bytes, cudaStream_t stream, const std::string& what);
+  // From `pool` (WorkspacePool) instead of the device's current pool.
+  StreamBuffer(std::size_t bytes, cudaStream_t stream, cudaMemPool_t pool, const std::string& what);
   ~StreamBuffer();  // cudaFreeAsync on the allocating stream
   StreamBuffer(const StreamBuffer&) = delete;
   StreamBuffer& operator=(const StreamBuffer&) = delete;
@@ -46,6 +48,23 @@ class StreamBuffer {
  private:
   void* data_ = nullptr;
   cudaStream_t stream_ = nullptr;
+};
+
+// A private stream-ordered memory pool on one device that keeps the memory it has reserved (its
+// release threshold is unlimited): a call's scratch is there again at the next call, on any stream,
+// without a new cudaMalloc, while concurrent streams still get separate memory. What it holds is
+// the largest total in use at once; the owner bounds each allocation. Under CUDA-graph capture an
+// allocation from it becomes a graph node owned by the graph, as cudaMallocAsync's does.
+class WorkspacePool {
+ public:
+  explicit WorkspacePool(int device);  // creates the pool (not during graph capture)
+  ~WorkspacePool();
+  WorkspacePool(const WorkspacePool&) = delete;
+  WorkspacePool& operator=(const WorkspacePool&) = delete;
+  cudaMemPool_t handle() const { return pool_; }
+
+ private:
+  cudaMemPool_t pool_ = nullptr;
 };
 
 // Synchronous host -> device copy of `bytes` into a new buffer.

@@ -1,5 +1,6 @@
 #include "backends/cuda_dequant_cublas/dequant_cublas_backend.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <vector>
 
@@ -8,18 +9,26 @@
 #include "backends/cuda_common/nvfp4_dequantize.hpp"
 #include "backends/cuda_dequant_cublas/dequant_kernels.hpp"
 #include "fp4gemm/format/nvfp4_matrix.hpp"
+#include "fp4gemm/format/scale_layout.hpp"
 
 namespace fp4gemm {
 namespace {
 
-constexpr const char* kName = "cuda_dequant_cublas";
+constexpr const char* kName = "cuda_dequant_cublas";  // error messages of both variants
 constexpr int kMinimumSm = 80;  // BF16 tensor cores and cuBLAS BF16 GEMMs start with Ampere
 constexpr int kSplitTerms = 3;  // FP32 activations = 3 BF16 terms (see the header)
 
-// The weight, dequantized: BF16 [rows, cols] row-major on `device`.
-struct DequantizedWeight final : PreparedWeight {
+// The weight on `device`: its NVFP4 codes and linear scales (per-call dequantization), or its BF16
+// copy [rows, cols] row-major (cuda_bf16_copy).
+struct DequantWeight final : PreparedWeight {
+  cuda::DeviceBuffer codes, scales;
   cuda::DeviceBuffer values;
-  const std::uint16_t* data() const { return values.as<const std::uint16_t>(); }
+  const std::uint16_t* bf16() const { return values.as<const std::uint16_t>(); }
+  // Rows [first, first + rows) of the NVFP4 weight.
+  cuda::DeviceNvfp4 slice(std::int64_t first, std::int64_t slice_rows) const {
+    return {codes.as<const std::uint8_t>() + first * (cols / 2),
+            scales.as<const std::uint8_t>() + first * scale_layout::scale_cols(cols), false, slice_rows, cols};
+  }
 };
 
 std::string where(const char* what) { return std::string(kName) + ": " + what; }
@@ -80,8 +89,31 @@ CudaDequantCublasBackend::~CudaDequantCublasBackend() {
 }
 
 std::string CudaDequantCublasBackend::summary() const {
-  return "any CUDA GPU of SM >= 8.0: weight dequantized once to BF16 on the GPU (exact), cuBLAS BF16 GEMM with FP32 "
-         "accumulation; FP32 activations as an exact 3 x BF16 split";
+  if (weight_ == Bf16Weight::persistent_copy) {
+    return "any CUDA GPU of SM >= 8.0: keeps a BF16 copy of each weight made at prepare (2 B/element, 3.6x NVFP4; never "
+           "chosen by auto), one cuBLAS BF16 GEMM per call; FP32 activations as an exact 3 x BF16 split";
+  }
+  return "any CUDA GPU of SM >= 8.0: keeps the NVFP4 weight; per call dequantizes it to BF16 on the GPU (exact) into a "
+         "workspace of at most " + std::to_string(workspace_bound_ >> 20) +
+         " MiB, slice by slice, each slice one cuBLAS BF16 GEMM with FP32 accumulation; FP32 activations as an exact 3 x "
+         "BF16 split";
+}
+
+WeightResidency CudaDequantCublasBackend::residency(std::int64_t rows, std::int64_t cols) const {
+  if (weight_ == Bf16Weight::persistent_copy) {
+    return {rows * cols * 2, Memory::cuda, true, "a BF16 copy of the weight made at prepare (2 B/element)"};
+  }
+  return {rows * (cols / 2) + rows * scale_layout::scale_cols(cols), Memory::cuda, false,
+          "the checkpoint NVFP4 codes and E4M3 scales, copied as they are (0.5625 B/element)"};
+}
+
+std::int64_t CudaDequantCublasBackend::workspace_bytes(const GemmProblem& problem, const DeviceInfo&) const {
+  const std::int64_t m = problem.m, n = problem.n, k = problem.k;
+  std::int64_t bytes = weight_ == Bf16Weight::per_call ? dequant_slice_rows(n, k, workspace_bound_) * k * 2 : 0;
+  const std::int64_t gemm_rows = problem.activation == ActivationType::f32 ? kSplitTerms * m : m;
+  if (problem.activation != ActivationType::bf16) bytes += gemm_rows * k * 2;  // the BF16 operand made per call
+  if (problem.activation == ActivationType::f32 || problem.output == DType::f16) bytes += gemm_rows * n * 4;  // partials
+  return bytes;
 }
 
 CheckResult CudaDequantCublasBackend::check_device(const DeviceInfo& device) const {
@@ -100,9 +132,11 @@ CheckResult CudaDequantCublasBackend::check_problem(const GemmProblem& problem, 
   if (gemm_rows > INT_MAX || problem.n > INT_MAX || problem.k > INT_MAX) {
     return CheckResult::fail("cuBLAS takes 32-bit dimensions; M (x3 for FP32 activations), N and K must be below 2^31");
   }
-  const double weight_bytes = 2.0 * double(problem.n) * double(problem.k);
-  if (device.free_memory_bytes > 0 && weight_bytes > double(device.free_memory_bytes)) {
-    return CheckResult::fail("the dequantized BF16 weight needs " + std::to_string(std::int64_t(weight_bytes) >> 20) +
+  const double needed = double(residency(problem.n, problem.k).bytes) + double(workspace_bytes(problem, device));
+  if (device.free_memory_bytes > 0 && needed > double(device.free_memory_bytes)) {
+    return CheckResult::fail(std::string(weight_ == Bf16Weight::persistent_copy ? "the BF16 copy of the weight"
+                                                                                : "the NVFP4 weight") +
+                             " and the per-call workspace need " + std::to_string(std::int64_t(needed) >> 20) +
                              " MiB but the GPU has " + std::to_string(device.free_memory_bytes >> 20) + " MiB free");
   }
   return CheckResult::pass();
@@ -115,7 +149,15 @@ std::string CudaDequantCublasBackend::kernel_plan(const GemmProblem& problem, co
     plan = "FP32 activations split exactly into " + std::to_string(kSplitTerms) + " BF16 terms (" +
            std::to_string(kSplitTerms * problem.m) + " GEMM rows), then ";
   }
-  plan += "cublasGemmEx BF16 x BF16 with FP32 accumulation on the BF16 copy of the weight made at prepare";
+  if (weight_ == Bf16Weight::persistent_copy) {
+    plan += "cublasGemmEx BF16 x BF16 with FP32 accumulation on the BF16 copy of the weight made at prepare";
+  } else {
+    const std::int64_t slice = dequant_slice_rows(problem.n, problem.k, workspace_bound_);
+    const std::int64_t slices = slice > 0 ? (problem.n + slice - 1) / slice : 0;
+    plan += "the weight dequantized to BF16 in " + std::to_string(slices) + (slices == 1 ? " slice" : " slices") + " of " +
+            std::to_string(slice) + " rows (" + std::to_string((slice * problem.k * 2) >> 10) +
+            " KiB of workspace), each followed by cublasGemmEx BF16 x BF16 with FP32 accumulation";
+  }
   if (problem.activation == ActivationType::f32) {
     plan += ", the terms summed in FP32 by an epilogue kernel";
   } else if (problem.output == DType::f16) {
@@ -133,6 +175,12 @@ cublasHandle_t CudaDequantCublasBackend::handle_for(int device) {
   return handle;
 }
 
+cuda::WorkspacePool& CudaDequantCublasBackend::pool_for(int device) {
+  auto& pool = pools_[device];
+  if (!pool) pool = std::make_unique<cuda::WorkspacePool>(device);
+  return *pool;
+}
+
 std::unique_ptr<PreparedWeight> CudaDequantCublasBackend::prepare(const Nvfp4View& weight, const DeviceInfo& device) {
   validate_weight(weight);
   const CheckResult usable = check_device(device);
@@ -146,10 +194,12 @@ std::unique_ptr<PreparedWeight> CudaDequantCublasBackend::prepare(const Nvfp4Vie
     // NOTE: the cuBLAS handle is made here, not on the first run(): cublasCreate allocates device
     // memory, which is illegal while a stream is being captured into a CUDA graph, and run() must
     // be capturable. (Seen on the H200: a first run() inside capture failed with NOT_INITIALIZED.)
+    // The workspace pool likewise: made here, outside any capture.
     std::lock_guard lock(mutex_);
     handle_for(device.index);
+    if (weight_ == Bf16Weight::per_call) pool_for(device.index);
   }
-  auto prepared = std::make_unique<DequantizedWeight>();
+  auto prepared = std::make_unique<DequantWeight>();
   prepared->rows = weight.rows;
   prepared->cols = weight.cols;
   prepared->backend = name();
@@ -160,6 +210,8 @@ std::unique_ptr<PreparedWeight> CudaDequantCublasBackend::prepare(const Nvfp4Vie
   cuda::DeviceBuffer uploaded_codes, uploaded_scales;
   cuda::DeviceNvfp4 source{weight.codes, weight.scales, weight.scale_layout == ScaleLayout::swizzled_128x4,
                                      weight.rows, weight.cols};
+  const std::uint8_t* host_scales = weight.scales;  // the scales on the host, in the weight's layout
+  std::vector<std::uint8_t> copied_scales;
   if (weight.memory == Memory::host) {
     uploaded_codes = cuda::upload(weight.codes, std::size_t(weight.code_bytes()), where("the weight codes"));
     uploaded_scales = cuda::upload(weight.scales, std::size_t(weight.scale_bytes()), where("the weight scales"));
@@ -169,26 +221,50 @@ std::unique_ptr<PreparedWeight> CudaDequantCublasBackend::prepare(const Nvfp4Vie
     cuda::check_device_pointer(weight.codes, device.index, where("the weight codes pointer"));
     cuda::check_device_pointer(weight.scales, device.index, where("the weight scales pointer"));
     // validate_weight() cannot read device scales; check a host copy for NaN once, here.
-    std::vector<std::uint8_t> host_scales(static_cast<std::size_t>(weight.scale_bytes()));
-    cuda::check_cuda(cudaMemcpy(host_scales.data(), weight.scales, host_scales.size(), cudaMemcpyDeviceToHost),
+    copied_scales.resize(static_cast<std::size_t>(weight.scale_bytes()));
+    cuda::check_cuda(cudaMemcpy(copied_scales.data(), weight.scales, copied_scales.size(), cudaMemcpyDeviceToHost),
                      where("copying the weight scales to the host for validation"));
     Nvfp4View host_copy = weight;
-    host_copy.scales = host_scales.data();
+    host_copy.scales = copied_scales.data();
     host_copy.memory = Memory::host;  // codes are not read by the check
     validate_nvfp4(host_copy, "weight");
+    host_scales = copied_scales.data();
   }
 
+  if (weight_ == Bf16Weight::per_call) {
+    // The codes as they are (the upload, or a device copy of the caller's); the scales linear, so a
+    // slice of rows is a pointer offset and the bytes kept are exactly residency()'s.
+    if (uploaded_codes.data() != nullptr) {
+      prepared->codes = std::move(uploaded_codes);
+    } else {
+      prepared->codes = cuda::DeviceBuffer(std::size_t(weight.code_bytes()), where("the weight codes"));
+      cuda::check_cuda(cudaMemcpy(prepared->codes.data(), weight.codes, std::size_t(weight.code_bytes()),
+                                  cudaMemcpyDeviceToDevice),
+                       where("copying the weight codes"));
+    }
+    if (source.swizzled_scales) {
+      const std::vector<std::uint8_t> linear = scale_layout::to_linear(host_scales, weight.rows, weight.cols);
+      prepared->scales = cuda::upload(linear.data(), linear.size(), where("the linear weight scales"));
+    } else if (uploaded_scales.data() != nullptr) {
+      prepared->scales = std::move(uploaded_scales);
+    } else {
+      prepared->scales = cuda::upload(host_scales, std::size_t(weight.scale_bytes()), where("the weight scales"));
+    }
+    prepared->resident_bytes = std::int64_t(prepared->codes.bytes() + prepared->scales.bytes());
+    return prepared;
+  }
   prepared->values = cuda::DeviceBuffer(std::size_t(weight.rows * weight.cols) * 2, where("the BF16 weight"));
   cuda::launch_dequantize_to_bf16(source, prepared->values.as<std::uint16_t>(), nullptr);
   // Synchronous: the uploads are freed on return, and a failure belongs to prepare(), not a later run().
   cuda::check_cuda(cudaStreamSynchronize(nullptr), where("dequantizing the weight to BF16"));
+  prepared->resident_bytes = std::int64_t(prepared->values.bytes());
   return prepared;
 }
 
 void CudaDequantCublasBackend::run(const ActivationView& a, const PreparedWeight& weight, float alpha,
                                    const MutableDenseView& out, const RunContext& context) {
   const GemmProblem problem = validate_gemm(a, weight, out, Memory::cuda);
-  const auto& prepared = prepared_as<DequantizedWeight>(weight, name());
+  const auto& prepared = prepared_as<DequantWeight>(weight, name());
   if (problem.m == 0 || problem.n == 0) return;
   const CheckResult fits = check_problem(problem, DeviceInfo{});
   if (!fits) throw Error(ErrorCode::unsupported, std::string(kName) + " cannot run " + problem.to_string() + ": " + fits.reason);
@@ -231,15 +307,38 @@ void CudaDequantCublasBackend::run(const ActivationView& a, const PreparedWeight
   }
 
   const bool needs_epilogue = a.type == ActivationType::f32 || out.dtype == DType::f16;
-  if (!needs_epilogue) {
-    gemm_tn(handle, prepared.data(), n, k, activation, activation_rows, activation_stride, alpha, out.data, out.dtype,
-            out.stride());
-    return;
+  std::unique_ptr<cuda::StreamBuffer> partials;
+  if (needs_epilogue) {
+    partials = std::make_unique<cuda::StreamBuffer>(std::size_t(activation_rows * n) * sizeof(float), stream,
+                                                    where("the FP32 partial products"));
   }
-  cuda::StreamBuffer partials(std::size_t(activation_rows * n) * sizeof(float), stream, where("the FP32 partial products"));
-  gemm_tn(handle, prepared.data(), n, k, activation, activation_rows, activation_stride, 1.0f, partials.data(), DType::f32, n);
-  dequant_cublas::launch_combine_partials(partials.as<float>(), int(activation_rows / m), m, n, alpha, out.data,
-                                          out.dtype, out.stride(), stream);
+  // Rows [first, first + rows) of out (or of the partials) from the BF16 rows of W at `bf16_rows`.
+  const auto gemm_rows = [&](const std::uint16_t* bf16_rows, std::int64_t first, std::int64_t rows) {
+    if (needs_epilogue) {
+      gemm_tn(handle, bf16_rows, rows, k, activation, activation_rows, activation_stride, 1.0f,
+              partials->as<float>() + first, DType::f32, n);
+    } else {
+      gemm_tn(handle, bf16_rows, rows, k, activation, activation_rows, activation_stride, alpha,
+              static_cast<std::uint8_t*>(out.data) + first * std::int64_t(out_element), out.dtype, out.stride());
+    }
+  };
+  if (weight_ == Bf16Weight::persistent_copy) {
+    gemm_rows(prepared.bf16(), 0, n);
+  } else {
+    const std::int64_t slice = dequant_slice_rows(n, k, workspace_bound_);
+    const cuda::StreamBuffer workspace(std::size_t(slice * k) * 2, stream, pool_for(prepared.device).handle(),
+                                       where("the dequantized weight slice"));
+    for (std::int64_t first = 0; first < n; first += slice) {
+      const std::int64_t rows = std::min(slice, n - first);
+      cuda::launch_dequantize_to_bf16(prepared.slice(first, rows), workspace.as<std::uint16_t>(), stream);
+      cuda::check_launch(where("dequantizing a slice of the weight"));
+      gemm_rows(workspace.as<const std::uint16_t>(), first, rows);
+    }
+  }
+  if (needs_epilogue) {
+    dequant_cublas::launch_combine_partials(partials->as<float>(), int(activation_rows / m), m, n, alpha, out.data,
+                                            out.dtype, out.stride(), stream);
+  }
 }
 
 }  // namespace fp4gemm

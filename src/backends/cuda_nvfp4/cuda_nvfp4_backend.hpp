@@ -21,6 +21,10 @@ class CudaNvfp4Backend final : public Backend {
   // "mma.sync", "wgmma" or "prefill" (choose_decode_kernel); "" when
   // FP4GEMM_DECODE_KERNEL is malformed, which kernel_plan() and run() report instead.
   std::string kernel_name(const GemmProblem& problem, const DeviceInfo& device) const override;
+  WeightResidency residency(std::int64_t rows, std::int64_t cols) const override;
+  // Packed activations and the K-split / stream-K partials of the planned kernel, plus a BF16 copy of
+  // NVFP4 activations (W4A4); an unaligned BF16 view adds an aligned copy (M x K x 2 bytes) on top.
+  std::int64_t workspace_bytes(const GemmProblem& problem, const DeviceInfo& device) const override;
   std::unique_ptr<PreparedWeight> prepare(const Nvfp4View& weight, const DeviceInfo& device) override;
   void run(const ActivationView& a, const PreparedWeight& weight, float alpha, const MutableDenseView& out,
            const RunContext& context) override;

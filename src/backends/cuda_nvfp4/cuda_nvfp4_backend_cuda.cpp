@@ -106,6 +106,27 @@ constexpr Bytes round_up_256(Bytes bytes) {
   return (bytes + 255) / 256 * 256;
 }
 
+// The prefill kernel's per-call allocation: the packed activations, then (split only) a counter per
+// tile and the partial tiles, each part 256-byte aligned.
+struct PrefillWorkspace {
+  std::int64_t packed_bytes = 0, counters = 0, counter_bytes = 0, partial_bytes = 0;
+  std::int64_t total() const { return packed_bytes + counter_bytes + partial_bytes; }
+};
+PrefillWorkspace prefill_workspace(const GemmProblem& problem, std::int64_t chunks, int splits) {
+  PrefillWorkspace workspace;
+  workspace.packed_bytes = round_up_256(cuda_nvfp4::prefill_packed_bytes(problem.m, chunks));
+  workspace.counters = splits > 1 ? cuda_nvfp4::prefill_tiles(problem.m, problem.n) : 0;
+  workspace.counter_bytes = round_up_256(workspace.counters * std::int64_t(sizeof(unsigned)));
+  workspace.partial_bytes = cuda_nvfp4::prefill_partial_bytes(problem.m, problem.n, splits);
+  return workspace;
+}
+
+// The wgmma kernels' per-call allocation (PackedActivations below).
+std::int64_t wgmma_workspace_bytes(std::int64_t chunks, int tokens, int stream_ctas, std::int64_t slot_bytes) {
+  return round_up_256(chunks * cuda_nvfp4::packed_chunk_bytes(tokens)) + round_up_256(std::int64_t(stream_ctas) * 4) +
+         std::int64_t(stream_ctas) * slot_bytes;
+}
+
 void run_prefill(const cuda_nvfp4::Plan& plan, const DecodeWeight& prepared, const void* activations, std::int64_t activation_stride,
                  float alpha, const MutableDenseView& out, cudaStream_t stream) {
   const GemmProblem& problem = plan.problem;
@@ -113,12 +134,10 @@ void run_prefill(const cuda_nvfp4::Plan& plan, const DecodeWeight& prepared, con
   const int splits = plan.prefill_splits;
   // One allocation: the packed activations, then (split only) a counter per tile and the partial
   // tiles, each part 256-byte aligned.
-  const std::int64_t packed_bytes = round_up_256(cuda_nvfp4::prefill_packed_bytes(problem.m, prepared.chunks));
-  const std::int64_t counters = splits > 1 ? cuda_nvfp4::prefill_tiles(problem.m, problem.n) : 0;
-  const std::int64_t counter_bytes = round_up_256(counters * std::int64_t(sizeof(unsigned)));
-  const cuda::StreamBuffer packed(
-      static_cast<std::size_t>(packed_bytes + counter_bytes + cuda_nvfp4::prefill_partial_bytes(problem.m, problem.n, splits)), stream,
-      "cuda_nvfp4: packed activations and K-split workspace of the prefill kernel");
+  const PrefillWorkspace workspace = prefill_workspace(problem, prepared.chunks, splits);
+  const std::int64_t packed_bytes = workspace.packed_bytes, counters = workspace.counters, counter_bytes = workspace.counter_bytes;
+  const cuda::StreamBuffer packed(static_cast<std::size_t>(workspace.total()), stream,
+                                  "cuda_nvfp4: packed activations and K-split workspace of the prefill kernel");
   unsigned* const tile_counters = reinterpret_cast<unsigned*>(packed.as<std::uint8_t>() + packed_bytes);
   cuda::check_cuda(cuda_nvfp4::launch_pack_prefill_activations(static_cast<const std::uint16_t*>(activations), activation_stride,
                                                                 int(problem.m), int(problem.k), int(prepared.chunks), packed.data(),
@@ -144,7 +163,8 @@ class PackedActivations {
                     std::size_t slot_bytes = 0)
       : packed_bytes_(round_up_256(static_cast<std::size_t>(prepared.chunks * cuda_nvfp4::packed_chunk_bytes(tokens)))),
         flag_bytes_(round_up_256(std::size_t(stream_ctas) * sizeof(unsigned))),
-        buffer_(packed_bytes_ + flag_bytes_ + std::size_t(stream_ctas) * slot_bytes, stream, "cuda_nvfp4: packed activations") {
+        buffer_(std::size_t(wgmma_workspace_bytes(prepared.chunks, tokens, stream_ctas, std::int64_t(slot_bytes))), stream,
+                "cuda_nvfp4: packed activations") {
     cuda::check_cuda(cuda_nvfp4::launch_pack_activations(activations, activation_stride, int(problem.m), int(problem.k), tokens,
                                                           int(prepared.chunks), buffer_.data(), flags(), stream_ctas, programmatic,
                                                           stream),
@@ -278,6 +298,32 @@ CheckResult CudaNvfp4Backend::check_problem(const GemmProblem& problem, const De
   return CheckResult::pass();
 }
 
+WeightResidency CudaNvfp4Backend::residency(std::int64_t rows, std::int64_t cols) const {
+  const std::int64_t row_blocks = (rows + cuda_nvfp4::kTilesPerBlock * cuda_nvfp4::kTileRows - 1) /
+                                  (cuda_nvfp4::kTilesPerBlock * cuda_nvfp4::kTileRows);
+  return {row_blocks * cuda_nvfp4::chunks_covering(cols) * cuda_nvfp4::kRecordBytes, Memory::cuda, false,
+          "NVFP4 codes and E4M3 scales in 128-row x 64-column records for its kernels (0.5625 B/element, rows padded to "
+          "128 and K to 64), read by all three kernels"};
+}
+
+std::int64_t CudaNvfp4Backend::workspace_bytes(const GemmProblem& problem, const DeviceInfo& device) const {
+  if (!device.is_cuda() || problem.m == 0) return 0;
+  try {
+    const cuda_nvfp4::Plan plan = cuda_nvfp4::select_plan(problem, device, cuda_nvfp4::Overrides::from_environment());
+    const std::int64_t chunks = cuda_nvfp4::chunks_covering(problem.k);
+    const std::int64_t staged = problem.activation == ActivationType::nvfp4 ? problem.m * problem.k * 2 : 0;
+    switch (plan.kernel) {
+      case cuda_nvfp4::DecodeKernel::mma: return staged;
+      case cuda_nvfp4::DecodeKernel::wgmma:
+        return staged + wgmma_workspace_bytes(chunks, plan.wgmma.tokens, plan.stream.ctas, cuda_nvfp4::stream_k_slot_bytes(plan.wgmma));
+      case cuda_nvfp4::DecodeKernel::prefill: return staged + prefill_workspace(problem, chunks, plan.prefill_splits).total();
+    }
+  } catch (const Error&) {
+    // a malformed knob: kernel_plan() says so, run() throws it
+  }
+  return 0;
+}
+
 std::unique_ptr<PreparedWeight> CudaNvfp4Backend::prepare(const Nvfp4View& weight, const DeviceInfo& device) {
   const CheckResult usable = check_device(device);
   if (!usable) throw Error(ErrorCode::unsupported, "cuda_nvfp4: " + usable.reason);
@@ -300,6 +346,7 @@ std::unique_ptr<PreparedWeight> CudaNvfp4Backend::prepare(const Nvfp4View& weigh
   prepared->multiprocessors = device.multiprocessors;
   prepared->sm = device.sm();
   prepared->records = cuda::upload(layout.records.data(), layout.records.size(), "cuda_nvfp4: weight records");
+  prepared->resident_bytes = std::int64_t(layout.records.size());
   return prepared;
 }
 

@@ -28,6 +28,16 @@ CheckResult RefBackend::check_problem(const GemmProblem& problem, const DeviceIn
   return CheckResult::pass();
 }
 
+WeightResidency RefBackend::residency(std::int64_t rows, std::int64_t cols) const {
+  const std::int64_t bytes = rows * (cols / 2) + rows * scale_layout::scale_cols(cols);
+  return {bytes, Memory::host, false, "the checkpoint NVFP4 codes and linear E4M3 scales, copied (0.5625 B/element)"};
+}
+
+std::int64_t RefBackend::workspace_bytes(const GemmProblem& problem, const DeviceInfo&) const {
+  // The weight decoded to FP32, one activation row, and the FP64 sums and error scales (reference_gemm).
+  return problem.n * problem.k * 4 + problem.k * 4 + 2 * problem.m * problem.n * 8;
+}
+
 std::unique_ptr<PreparedWeight> RefBackend::prepare(const Nvfp4View& weight, const DeviceInfo&) {
   validate_weight(weight);
   if (weight.memory != Memory::host) throw_invalid("ref: the weight must be in host memory");
@@ -41,6 +51,7 @@ std::unique_ptr<PreparedWeight> RefBackend::prepare(const Nvfp4View& weight, con
   } else {
     prepared->scales = scale_layout::to_linear(weight.scales, weight.rows, weight.cols);
   }
+  prepared->resident_bytes = std::int64_t(prepared->codes.size() + prepared->scales.size());
   return prepared;
 }
 
