@@ -3,13 +3,9 @@
 
 #include <sstream>
 
+#include "fp4gemm/format/nvfp4_matrix.hpp"
+
 namespace fp4gemm::moe {
-namespace {
-
-// NVFP4 bytes per element: half a byte of code plus one E4M3 scale per 16 elements.
-constexpr double kNvfp4BytesPerElement = 0.5 + 1.0 / 16.0;
-
-}  // namespace
 
 const char* to_string(ExpertLayout layout) {
   return layout == ExpertLayout::separate ? "separate" : "fused_gate_up";
