@@ -1,65 +1,114 @@
 #!/usr/bin/env bash
-# Where a CUDA change stands, in one run on a GPU machine: the GPU tests, `explain` and the bench
-# (peers in the same run) on the four issue-3 shapes, cuda_nvfp4 again with FP4GEMM_PDL=0 (the
-# isolated-call cost), compute-sanitizer on the decode kernels, and the Markdown table of
-# scripts/bench_table.py. Everything lands in OUT_DIR/results.tgz plus OUT_DIR/table.md (a lent GPU
-# returns only a few files).
+# Where a CUDA change stands, in one run on a GPU machine. Each step runs under its own timeout and
+# writes into OUT_DIR as it finishes, so a run cut short still returns everything done before
+# (a lent GPU returns only what is under OUT_DIR, and only when the command ends).
+# Steps (STEPS, comma-separated, default all but `old`):
+#   tests     the GPU test binary (and the host binary's GPU runner tests when it is there)
+#   decode    explain + bench with peers on the issue shapes at MS (default 1,4,16,32,64), and
+#             cuda_nvfp4 again with FP4GEMM_PDL=0 (the isolated-call cost)
+#   prefill   bench with peers at PREFILL_MS (default 256,512,1024,2048,4096,8192) on the issue
+#             shapes and the expert-sized 2048x4096 and 4096x1024
+#   moe       bench --moe with peers on the default layer (Qwen3.5-397B-A17B experts) at MOE_TOKENS
+#   sanitize  compute-sanitizer memcheck and racecheck on the CUDA kernels' tests at small sizes
+#   old       OLD_BIN's fp4gemm (a build of an earlier commit) benched on the decode shapes beside
 # Usage, from the repository root on the GPU machine:
-#   scripts/gpu_check.sh BIN_DIR OUT_DIR      (BIN_DIR: fp4gemm, fp4gemm_gpu_tests, lib/; e.g. an
-#                                             unpacked scripts/gpu_bundle.sh --archive)
-# To make it bench/results/h200.md: unpack results.tgz, then
-#   COMMIT=<built commit> scripts/results_tables.sh --take h200 bench.jsonl bench-pdl-off.jsonl
-# Env: SHAPES ("N K" pairs, default the issue-3 four), MS (default 1,4,16,32,64), SANITIZE=0 skips
-# the sanitizers (a few minutes).
+#   scripts/gpu_check.sh BIN_DIR OUT_DIR    (BIN_DIR: fp4gemm, fp4gemm_gpu_tests, lib/: an unpacked
+#                                            scripts/gpu_bundle.sh --archive)
+# Then: COMMIT=<built commit> scripts/results_tables.sh --take h200 decode.jsonl decode-pdl-off.jsonl
+# Env: T_TESTS, T_BENCH (per shape), T_MOE, T_SAN (per tool) in seconds; SHAPES ("N K;N K");
+# OLD_BIN and OLD_BACKEND (default cuda_nvfp4; cuda_decode before the rename).
 set -uo pipefail
 bin=$(cd "${1:?folder with fp4gemm, fp4gemm_gpu_tests and lib/}" && pwd)
 out=${2:?output folder}
 mkdir -p "$out"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-export LD_LIBRARY_PATH="$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-status=0
-note() { echo "gpu_check: $*"; }
-
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > "$work/gpu.txt" 2>&1
-note "$(cat "$work/gpu.txt")"
-"$bin/fp4gemm_gpu_tests" --gtest_brief=1 > "$work/gpu-tests.txt" 2>&1 || { status=1; note "GPU tests FAILED"; }
-note "GPU tests: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$work/gpu-tests.txt" | tr '\n' ' ')"
-
-shapes=${SHAPES:-"28672 8192;12288 4096;4096 12288;4096 4096"}
-ms=${MS:-1,4,16,32,64}
-IFS=';' read -ra pairs <<< "$shapes"
-for pair in "${pairs[@]}"; do
-  read -r n k <<< "$pair"
-  for m in ${ms//,/ }; do
-    "$bin/fp4gemm" explain -m "$m" -n "$n" -k "$k" 2>&1 | grep '^kernel:' | sed "s/^/${n}x${k} M=$m /" >> "$work/explain.txt"
-  done
-  "$bin/fp4gemm" bench -m "$ms" -n "$n" -k "$k" --json >> "$work/bench.jsonl" 2>> "$work/bench-stderr.txt" ||
-    { status=1; note "bench ${n}x${k} FAILED"; }
-  FP4GEMM_PDL=0 "$bin/fp4gemm" bench --backend cuda_nvfp4 --no-peers -m "$ms" -n "$n" -k "$k" --json \
-    >> "$work/bench-pdl-off.jsonl" 2>> "$work/bench-stderr.txt" || { status=1; note "bench ${n}x${k} (PDL off) FAILED"; }
-done
+out=$(cd "$out" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-python3 "$here/bench_table.py" "$work/bench.jsonl" --compare "PDL off=$work/bench-pdl-off.jsonl" > "$work/table.md" ||
-  { status=1; note "no table"; }
-cat "$work/table.md"
+export LD_LIBRARY_PATH="$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+log=$out/log.txt
+steps=",${STEPS:-tests,decode,prefill,moe,sanitize},"
+status=0
+exec 3>&1  # the log also goes to the caller's stdout, whatever a step redirects
+note() { echo "gpu_check: $*" | tee -a "$log" >&3; }
+wants() { [[ $steps == *",$1,"* ]]; }
+# step NAME LIMIT COMMAND...: runs it under `timeout`, logs rc and seconds; a failure marks the run.
+step() {
+  local name=$1 limit=$2 start=$SECONDS rc
+  shift 2
+  timeout "$limit" "$@"
+  rc=$?
+  note "$name: rc=$rc in $((SECONDS - start)) s$([ $rc = 124 ] && echo " (timed out at $limit s)")"
+  [ $rc = 0 ] || status=1
+}
 
-if [ "${SANITIZE:-1}" != 0 ]; then
-  sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  # Racecheck runs the prefill kernel (16 warps, a 200 KiB shared-memory ring) slowly: its two
-  # large-shape tests took the whole run past 420 s on an H200,
-  # so racecheck takes only its K-split test, which covers the same code on smaller shapes.
-  declare -A skipped=([memcheck]='' [racecheck]=':CudaNvfp4Prefill.PrefillKernelMatchesTheReference:CudaNvfp4Prefill.PrefillKernelTakesEveryTypeAndStride')
-  for tool in memcheck racecheck; do
-    timeout 600 "$sanitizer" --tool "$tool" "$bin/fp4gemm_gpu_tests" --gtest_brief=1 \
-      --gtest_filter="CudaNvfp4Launch*:CudaNvfp4Chained*:CudaNvfp4Wgmma*:CudaNvfp4Prefill*:-${skipped[$tool]}" \
-      > "$work/$tool.txt" 2>&1 ||
-      { status=1; note "$tool FAILED"; }
-    note "$tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$work/$tool.txt" | tail -1)"
+note "$(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>&1)"
+shapes=${SHAPES:-"28672 8192;12288 4096;4096 12288;4096 4096"}
+IFS=';' read -ra pairs <<< "$shapes"
+
+if wants tests; then
+  step gpu-tests "${T_TESTS:-300}" "$bin/fp4gemm_gpu_tests" --gtest_brief=1 > "$out/gpu-tests.txt" 2>&1
+  if [ -x "$bin/fp4gemm_tests" ]; then
+    step runner-gpu-tests 120 "$bin/fp4gemm_tests" --gtest_brief=1 --gtest_filter='GpuRunner*:*Gpu*' \
+      >> "$out/gpu-tests.txt" 2>&1
+  fi
+  note "tests: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/gpu-tests.txt" | tr '\n' ' ')"
+fi
+
+if wants decode; then
+  ms=${MS:-1,4,16,32,64}
+  for pair in "${pairs[@]}"; do
+    read -r n k <<< "$pair"
+    for m in ${ms//,/ } 256 4096; do
+      "$bin/fp4gemm" explain -m "$m" -n "$n" -k "$k" 2>&1 | grep -E '^(choice|kernel|memory):' |
+        sed "s/^/${n}x${k} M=$m /" >> "$out/explain.txt"
+    done
+    step "decode ${n}x${k}" "${T_BENCH:-120}" "$bin/fp4gemm" bench -m "$ms" -n "$n" -k "$k" --json \
+      >> "$out/decode.jsonl" 2>> "$out/bench-stderr.txt"
+    step "decode PDL off ${n}x${k}" "${T_BENCH:-120}" env FP4GEMM_PDL=0 "$bin/fp4gemm" bench --backend cuda_nvfp4 \
+      --no-peers -m "$ms" -n "$n" -k "$k" --json >> "$out/decode-pdl-off.jsonl" 2>> "$out/bench-stderr.txt"
+  done
+  python3 "$here/bench_table.py" "$out/decode.jsonl" --compare "PDL off=$out/decode-pdl-off.jsonl" \
+    > "$out/decode.md" 2>> "$out/bench-stderr.txt" || note "no decode table"
+fi
+
+if wants old && [ -n "${OLD_BIN:-}" ]; then
+  old=$(cd "$OLD_BIN" && pwd)
+  for pair in "${pairs[@]}"; do
+    read -r n k <<< "$pair"
+    step "old ${n}x${k}" "${T_BENCH:-120}" env LD_LIBRARY_PATH="$old/lib" "$old/fp4gemm" bench \
+      --backend "${OLD_BACKEND:-cuda_nvfp4}" --no-peers -m "${MS:-1,4,16,32,64}" -n "$n" -k "$k" --json \
+      >> "$out/old.jsonl" 2>> "$out/bench-stderr.txt"
   done
 fi
 
-cp "$work/table.md" "$out/table.md" 2>/dev/null
-tar czf "$out/results.tgz" -C "$work" .
-note "results in $out/results.tgz ($(ls "$work" | tr '\n' ' '))"
+if wants prefill; then
+  prefill_ms=${PREFILL_MS:-256,512,1024,2048,4096,8192}
+  for pair in "${pairs[@]}" "2048 4096" "4096 1024"; do
+    read -r n k <<< "$pair"
+    step "prefill ${n}x${k}" "${T_BENCH:-120}" "$bin/fp4gemm" bench -m "$prefill_ms" -n "$n" -k "$k" --json \
+      >> "$out/prefill.jsonl" 2>> "$out/bench-stderr.txt"
+  done
+  python3 "$here/bench_table.py" "$out/prefill.jsonl" > "$out/prefill.md" 2>> "$out/bench-stderr.txt" ||
+    note "no prefill table"
+fi
+
+if wants moe; then
+  step moe "${T_MOE:-240}" "$bin/fp4gemm" bench --moe --tokens "${MOE_TOKENS:-1,8,64,512,4096}" --json \
+    > "$out/moe.jsonl" 2>> "$out/bench-stderr.txt"
+fi
+
+if wants sanitize; then
+  sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  kernels='CudaNvfp4Launch*:CudaNvfp4Chained*:CudaNvfp4Wgmma*:CudaNvfp4Prefill*:DequantSlices*:CudaMoe*'
+  # Racecheck runs the prefill kernel (16 warps, a 200 KiB shared-memory ring) slowly: its two
+  # large-shape tests took the whole run past 420 s on an H200, so racecheck takes only its K-split
+  # test, which covers the same code on smaller shapes.
+  declare -A skipped=([memcheck]='' [racecheck]='CudaNvfp4Prefill.PrefillKernelMatchesTheReference:CudaNvfp4Prefill.PrefillKernelTakesEveryTypeAndStride')
+  for tool in memcheck racecheck; do
+    step "$tool" "${T_SAN:-240}" "$sanitizer" --tool "$tool" "$bin/fp4gemm_gpu_tests" --gtest_brief=1 \
+      --gtest_filter="${kernels}:-${skipped[$tool]}" > "$out/$tool.txt" 2>&1
+    note "$tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/$tool.txt" | tail -1)"
+  done
+fi
+
+note "done, rc=$status; in $out: $(ls "$out" | tr '\n' ' ')"
 exit $status

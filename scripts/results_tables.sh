@@ -6,7 +6,7 @@
 #   scripts/results_tables.sh --check         exit 1 if any NAME.md differs from a regeneration
 #   scripts/results_tables.sh --take NAME BENCH.jsonl [COMPARE.jsonl]
 #       take a fresh run in as NAME.jsonl (and COMPARE.jsonl as the first comparison the sidecar
-#       names, e.g. gpu_check's bench-pdl-off.jsonl), set the sidecar's date to today (UTC) and its
+#       names, e.g. gpu_check's decode-pdl-off.jsonl), set the sidecar's date to today (UTC) and its
 #       commit to $COMMIT or this checkout's HEAD, then regenerate. The sidecar's command stays:
 #       edit it if the run was made another way.
 # Env: RESULTS_DIR (default bench/results beside this script).
