@@ -1,6 +1,7 @@
 // torch.ops.fp4gemm ops that serve the Python package's load-time and reporting functions:
 // load_linear (one ModelOpt NVFP4 layer through the C++ checkpoint loader), info and explain
-// (the JSON documents `fp4gemm info --json` and `fp4gemm explain --json` print).
+// (the JSON documents `fp4gemm info --json` and `fp4gemm explain --json` print), and resident
+// (what a prepared weight's layouts hold).
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -14,6 +15,7 @@
 #include "fp4gemm/runner.hpp"
 #include "fp4gemm/reports.hpp"
 #include "fp4gemm/type_options.hpp"
+#include "weight_table.hpp"
 
 namespace fp4gemm::torch_ops {
 namespace {
@@ -63,11 +65,19 @@ std::string explain(std::int64_t m, std::int64_t n, std::int64_t k, c10::string_
   return report.dump();
 }
 
+// {"device_bytes", "host_bytes", "by_backend": {name: bytes}}: what weight `weight_id`'s layouts hold.
+std::string resident(std::int64_t weight_id) {
+  const ResidentMemory held = weight_resident(weight_id);
+  return nlohmann::json{{"device_bytes", held.device_bytes}, {"host_bytes", held.host_bytes}, {"by_backend", held.by_backend}}
+      .dump();
+}
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(fp4gemm, m) {
   m.def("load_linear(str directory, str prefix) -> (Tensor, Tensor, Tensor, Tensor, Tensor)", &load_linear);
   m.def("info() -> str", &info);
+  m.def("resident(int weight_id) -> str", &resident);
   m.def("explain(int m, int n, int k, str activation=\"bf16\", str output=\"bf16\", str backend=\"auto\", "
         "str device=\"auto\") -> str",
         &explain);

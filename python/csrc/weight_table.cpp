@@ -130,6 +130,21 @@ WeightHandle handle_for(std::int64_t id, const at::Tensor& codes, Runner& runner
   return handle;
 }
 
+ResidentMemory weight_resident(std::int64_t id) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const auto found = s.weights.find(id);
+  if (found == s.weights.end()) throw_invalid("resident: weight id " + std::to_string(id) + " is not a prepared weight");
+  ResidentMemory total;
+  for (const auto& [runner, handle] : found->second.handles) {
+    const ResidentMemory held = handle.resident();
+    total.device_bytes += held.device_bytes;
+    total.host_bytes += held.host_bytes;
+    for (const auto& [backend, bytes] : held.by_backend) total.by_backend[backend] += bytes;
+  }
+  return total;
+}
+
 void release_weight(std::int64_t id) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);

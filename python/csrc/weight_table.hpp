@@ -40,6 +40,10 @@ std::int64_t register_weight(const at::Tensor& codes, const at::Tensor& scales, 
 // The runner's handle for weight `id`, checked against the codes tensor gemm was given.
 WeightHandle handle_for(std::int64_t id, const at::Tensor& codes, Runner& runner);
 
+// What weight `id`'s layouts hold now, over every runner that has served it (WeightHandle::resident);
+// an unknown id is an error.
+ResidentMemory weight_resident(std::int64_t id);
+
 // Forgets weight `id` and drops its layouts; an unknown id is an error.
 void release_weight(std::int64_t id);
 

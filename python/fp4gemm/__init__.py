@@ -14,7 +14,7 @@ import torch as _torch  # `torch` in this namespace is the submodule fp4gemm.tor
 
 from ._library import ops
 
-__all__ = ["ops", "info", "explain", "quantize_weight", "quantize_activation", "Nvfp4Tensor", "as_tensor"]
+__all__ = ["ops", "info", "explain", "resident", "quantize_weight", "quantize_activation", "Nvfp4Tensor", "as_tensor"]
 __version__ = "0.1.0"
 
 
@@ -55,6 +55,12 @@ def quantize_activation(activation, input_scale: Optional[float] = None) -> Nvfp
 def info() -> dict:
     """What `fp4gemm info --json` prints: devices, each compiled-in backend's verdict, summaries."""
     return json.loads(ops.info())
+
+
+def resident(weight_id: int) -> dict:
+    """What a prepared weight's layouts hold now ({"device_bytes", "host_bytes", "by_backend"}):
+    each backend makes its layout the first time it serves the weight, so this grows with use."""
+    return json.loads(ops.resident(weight_id))
 
 
 def explain(m: int, n: int, k: int, activation: str = "bf16", output: str = "bf16", backend: str = "auto",

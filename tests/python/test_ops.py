@@ -143,6 +143,23 @@ def test_info_and_explain_return_what_the_cli_prints():
     expect_error("multiple of 16", lambda: fp4gemm.explain(1, 64, 40))
 
 
+def test_resident_reports_each_layout_made_so_far():
+    codes, scales, scale_2 = random_weight(64, 128, seed=9)
+    weight_id = ops.prepare(codes, scales, scale_2)
+    try:
+        assert fp4gemm.resident(weight_id) == {"device_bytes": 0, "host_bytes": 0, "by_backend": {}}
+        ops.gemm(torch.randn(2, 128), codes, weight_id, 1.0, torch.float32, "ref")
+        held = fp4gemm.resident(weight_id)
+        assert held["by_backend"] == {"ref": 64 * 128 * 9 // 16}  # codes and scales, 0.5625 B/element
+        assert held["host_bytes"] == 64 * 128 * 9 // 16 and held["device_bytes"] == 0
+        explanation = fp4gemm.explain(1, 64, 128, device="cpu")
+        assert explanation["memory"]["nvfp4_bytes"] == 64 * 128 * 9 // 16
+        assert "memory:" in explanation["text"]
+    finally:
+        ops.release(weight_id)
+    expect_error("is not a prepared weight", lambda: fp4gemm.resident(weight_id))
+
+
 def test_auto_leaves_the_choice_to_fp4gemm_backend_as_the_cli_does():
     import json, os, subprocess, sys
     code = "import fp4gemm, json; print(json.dumps(fp4gemm.explain(1, 64, 64, device='cpu')))"
