@@ -265,6 +265,11 @@ void CudaDequantCublasBackend::run(const ActivationView& a, const PreparedWeight
                                    const MutableDenseView& out, const RunContext& context) {
   const GemmProblem problem = validate_gemm(a, weight, out, Memory::cuda);
   const auto& prepared = prepared_as<DequantWeight>(weight, name());
+  // Both variants share the type; a BF16 copy has no NVFP4 buffers to slice, and the reverse.
+  if (weight.backend != name()) {
+    throw_invalid("the weight was prepared by backend '" + weight.backend + "', not '" + name() +
+                  "': call prepare() on the backend that runs it");
+  }
   if (problem.m == 0 || problem.n == 0) return;
   const CheckResult fits = check_problem(problem, DeviceInfo{});
   if (!fits) throw Error(ErrorCode::unsupported, std::string(kName) + " cannot run " + problem.to_string() + ": " + fits.reason);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/cuda_dequant_cublas/dequant_cublas_backend.hpp"
+#include "fp4gemm/error.hpp"
 #include "fp4gemm/format/scale_layout.hpp"
 #include "gpu/gpu_test_support.hpp"
 
@@ -102,6 +103,13 @@ TEST_F(DequantSlices, PersistentCopyKeepsTwoBytesAnElement) {
   const auto prepared = copy.prepare(operands.weight.view(), gpu_);
   EXPECT_EQ(prepared->resident_bytes, kN * kK * 2);
   EXPECT_TRUE(copy.residency(kN, kK).dense_copy);
+  // The per-call variant refuses the copy's layout (same C++ type, no NVFP4 to slice), writing nothing.
+  const DeviceActivation activation = upload_activation(operands, gpu_.index);
+  DeviceOutput out(c.m, c.n, c.output, gpu_.index);
+  EXPECT_THROW(backend_.run(activation.view, *prepared, 1.0f, out.view(), {stream_->get()}), Error);
+  stream_->synchronize();
+  out.download();
+  EXPECT_TRUE(out.untouched());
 }
 
 }  // namespace
