@@ -48,6 +48,9 @@ struct PoisonedMoeOutput {
 PoisonedMoeOutput make_poisoned_moe_output(std::int64_t tokens, std::int64_t hidden, DType dtype);
 bool still_poisoned(const PoisonedMoeOutput& out);
 
+// The MoE backends of this build that take host operands (GPU ones have tests/gpu/moe).
+std::vector<std::string> host_moe_backend_names();
+
 // Prepares the layer on `backend`, runs the case into a poisoned output and compares every element
 // with the oracle. "" when all pass, else the seed, the case and the first mismatches.
 std::string run_and_compare(MoeBackend& backend, const MoeCase& c);
