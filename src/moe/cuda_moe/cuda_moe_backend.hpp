@@ -9,8 +9,8 @@
 //            by expert (a memset and three small kernels);
 //   gate_up  ONE launch over all active experts: h = SiLU(x·gateᵀ)·(x·upᵀ), rounded to x's dtype;
 //   down     ONE launch over all active experts: y = h·downᵀ per entry (FP32);
-//   shared   the NVFP4 shared expert as one more group of all T tokens (two launches) and its
-//            sigmoid gate;
+//   shared   the shared expert (NVFP4, or BF16/FP32 held as FP32) as one more group of all T
+//            tokens through the same two kernels, and its sigmoid gate;
 //   combine  out = Σ_slots weight·y + gate·shared, rounded once to out's dtype.
 // The kernels are CUDA-core (FP32 FMA on decoded weights, cuda_moe_experts.cu): each active
 // expert's weights are read once per chunk of 8 of its tokens, the decode design, while many
@@ -18,7 +18,7 @@
 // Scratch per call: one stream-ordered allocation (cudaMallocAsync, cuda::StreamBuffer) sized by
 // workspace_layout(): no maximum T to fix in advance, and capture-safe (the graph records an
 // allocation node and a free node).
-// Not served (check_problem says so): W4A4, a BF16/FP32 (dense) shared expert, E > kMaxExperts.
+// Not served (check_problem says so): W4A4, E > kMaxExperts, T·k >= 2^31, a workspace beyond free memory.
 #include "fp4gemm/moe/moe_backend.hpp"
 
 namespace fp4gemm::moe {

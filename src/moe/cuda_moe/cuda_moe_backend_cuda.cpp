@@ -57,9 +57,6 @@ CheckResult CudaMoeBackend::check_problem(const MoeProblem& problem, const Devic
   if (problem.activation == ActivationType::nvfp4) {
     return CheckResult::fail("runs W4A16 only (x in BF16 or FP32); W4A4 (activation nvfp4) runs on cpu or ref");
   }
-  if (problem.shared_expert && problem.shared_dense) {
-    return CheckResult::fail("runs NVFP4 shared experts only; a BF16/FP32 shared expert runs on cpu or ref");
-  }
   if (problem.experts > cuda_moe::kMaxExperts) {
     return CheckResult::fail("routes at most " + std::to_string(cuda_moe::kMaxExperts) +
                              " experts (its routing keeps one logit per expert in shared memory); the layer has " +
@@ -85,7 +82,10 @@ std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo&) c
   text += "; permutation (count, scan, place); gate_up over all active experts in one launch (" +
           std::to_string(gate_up.row_tiles) + " x " + std::to_string(gate_up.expert_slots) + " blocks); down likewise (" +
           std::to_string(down.row_tiles) + " x " + std::to_string(down.expert_slots) + " blocks)";
-  if (problem.shared_expert) text += "; the NVFP4 shared expert on all " + std::to_string(problem.tokens) + " tokens (2 launches)";
+  if (problem.shared_expert) {
+    text += std::string("; the ") + (problem.shared_dense ? "dense (FP32)" : "NVFP4") + " shared expert on all " +
+            std::to_string(problem.tokens) + " tokens (3 launches)";
+  }
   return text + "; weighted combine (1 launch); CUDA-core NVFP4 decode";
 }
 

@@ -69,6 +69,20 @@ __device__ __forceinline__ void decode_unit(const std::uint8_t* __restrict__ cod
   }
 }
 
+// The kUnit FP32 weights of one unit of a dense row (16-byte loads; rows are 64-byte aligned).
+template <int kUnit>
+__device__ __forceinline__ void load_dense_unit(const float* __restrict__ row, std::int64_t unit, float (&values)[kUnit]) {
+  const float4* vectors = reinterpret_cast<const float4*>(row + unit * kUnit);
+#pragma unroll
+  for (int q = 0; q < kUnit / 4; ++q) {
+    const float4 vector = __ldg(vectors + q);
+    values[4 * q] = vector.x;
+    values[4 * q + 1] = vector.y;
+    values[4 * q + 2] = vector.z;
+    values[4 * q + 3] = vector.w;
+  }
+}
+
 // Where element c of a staged row lives: unit c / kUnit, padded to kUnit + 1 floats.
 template <int kUnit>
 __device__ __forceinline__ int staged_index(int token, int c) {
@@ -76,7 +90,8 @@ __device__ __forceinline__ int staged_index(int token, int c) {
 }
 
 // kGateUp: out = h [entries, rows/2] (weights [2I, K]); else out = y [entries, rows].
-template <bool kGateUp, int kUnit>
+// kDense: the weights are FP32 (weights.dense), else NVFP4.
+template <bool kGateUp, int kUnit, bool kDense>
 __global__ void __launch_bounds__(kExpertThreads)
 grouped_expert_kernel(StackedExperts weights, DeviceRows input, Grouping grouping, bool round_to_bf16,
                       float* __restrict__ out) {
@@ -102,8 +117,10 @@ grouped_expert_kernel(StackedExperts weights, DeviceRows input, Grouping groupin
   const std::int64_t second_row = first_row + out_rows;  // the up row (gate_up only)
   const std::uint8_t* codes_b = weights.codes + (kGateUp ? second_row : first_row) * (cols / 2);
   const std::uint8_t* scales_b = weights.scales + (kGateUp ? second_row : first_row) * (cols / kElementsPerScale);
-  const float scale_a = weights.global_scales[kGateUp ? 2 * expert : expert];
-  const float scale_b = kGateUp ? weights.global_scales[2 * expert + 1] : 0.0f;
+  const float* dense_a = kDense ? weights.dense + first_row * cols : nullptr;
+  const float* dense_b = kDense ? weights.dense + (kGateUp ? second_row : first_row) * cols : nullptr;
+  const float scale_a = kDense ? 1.0f : weights.global_scales[kGateUp ? 2 * expert : expert];
+  const float scale_b = kDense ? 1.0f : kGateUp ? weights.global_scales[2 * expert + 1] : 0.0f;
 
   for (std::int64_t chunk = begin; chunk < end; chunk += kTokensPerChunk) {
     const int count = end - chunk < kTokensPerChunk ? int(end - chunk) : kTokensPerChunk;
@@ -130,8 +147,13 @@ grouped_expert_kernel(StackedExperts weights, DeviceRows input, Grouping groupin
       const std::int64_t first_unit = k0 / kUnit;
       for (int u = lane; u < tile / kUnit; u += 32) {
         float weight_a[kUnit], weight_b[kUnit];
-        decode_unit<kUnit>(codes_a, scales_a, first_unit + u, weight_a);
-        if constexpr (kGateUp) decode_unit<kUnit>(codes_b, scales_b, first_unit + u, weight_b);
+        if constexpr (kDense) {
+          load_dense_unit<kUnit>(dense_a, first_unit + u, weight_a);
+          if constexpr (kGateUp) load_dense_unit<kUnit>(dense_b, first_unit + u, weight_b);
+        } else {
+          decode_unit<kUnit>(codes_a, scales_a, first_unit + u, weight_a);
+          if constexpr (kGateUp) decode_unit<kUnit>(codes_b, scales_b, first_unit + u, weight_b);
+        }
 #pragma unroll
         for (int t = 0; t < kTokensPerChunk; ++t) {
           if (t >= count) break;
@@ -171,10 +193,17 @@ void launch_grouped(const StackedExperts& weights, const DeviceRows& input, cons
   if (out_rows == 0 || grouping.expert_slots == 0) return;
   const GroupedGrid shape = grouped_grid(out_rows, grouping.expert_slots, grouping.expert_slots);
   const dim3 grid(unsigned(shape.row_tiles), unsigned(shape.expert_slots));
-  if (unit_elements_for(weights.cols) == 32) {
-    grouped_expert_kernel<kGateUp, 32><<<grid, kExpertThreads, 0, stream>>>(weights, input, grouping, round_to_bf16, out);
+  const bool wide = unit_elements_for(weights.cols) == 32;
+  if (weights.dense != nullptr) {
+    if (wide) {
+      grouped_expert_kernel<kGateUp, 32, true><<<grid, kExpertThreads, 0, stream>>>(weights, input, grouping, round_to_bf16, out);
+    } else {
+      grouped_expert_kernel<kGateUp, 16, true><<<grid, kExpertThreads, 0, stream>>>(weights, input, grouping, round_to_bf16, out);
+    }
+  } else if (wide) {
+    grouped_expert_kernel<kGateUp, 32, false><<<grid, kExpertThreads, 0, stream>>>(weights, input, grouping, round_to_bf16, out);
   } else {
-    grouped_expert_kernel<kGateUp, 16><<<grid, kExpertThreads, 0, stream>>>(weights, input, grouping, round_to_bf16, out);
+    grouped_expert_kernel<kGateUp, 16, false><<<grid, kExpertThreads, 0, stream>>>(weights, input, grouping, round_to_bf16, out);
   }
   cuda::check_launch(what);
 }

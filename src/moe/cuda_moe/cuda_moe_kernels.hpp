@@ -18,13 +18,15 @@ struct DeviceRows {
   std::int64_t stride = 0;
 };
 
-// Experts' NVFP4 weights stacked on the device: expert e's [rows, cols] matrix has its codes at
-// codes + e·rows·cols/2 and its linear scales at scales + e·rows·cols/16. global_scales holds
-// `scales_per_expert` floats per expert: gate and up (gate_up, whose rows are gate then up), or down.
+// Experts' weights stacked on the device. NVFP4: expert e's [rows, cols] matrix has its codes at
+// codes + e·rows·cols/2 and its linear scales at scales + e·rows·cols/16; global_scales holds gate
+// and up per expert (gate_up, whose rows are gate then up), or down's. Dense (a BF16/FP32 shared
+// expert, exact in FP32): `dense` is FP32 [E, rows, cols], codes, scales and global_scales null.
 struct StackedExperts {
   const std::uint8_t* codes = nullptr;
   const std::uint8_t* scales = nullptr;
   const float* global_scales = nullptr;
+  const float* dense = nullptr;
   std::int64_t rows = 0, cols = 0;
 };
 

@@ -65,16 +65,26 @@ cuda::DeviceBuffer upload_dense(const DenseView& view, const std::string& what) 
   return cuda::upload(values.data(), values.size() * sizeof(float), "cuda_moe: " + what);
 }
 
+// A BF16/FP32 shared expert's projections as one FP32 stack (their rows one after another).
+CudaExpertStack upload_dense_stack(const std::vector<const DenseView*>& views, const std::string& what) {
+  CudaExpertStack stack;
+  stack.cols = views.front()->cols;
+  std::vector<float> values;
+  for (const DenseView* view : views) {
+    const std::vector<float> rows = dense_as_f32(*view, "cuda_moe");
+    values.insert(values.end(), rows.begin(), rows.end());
+    stack.rows += view->rows;
+  }
+  stack.dense = cuda::upload(values.data(), values.size() * sizeof(float), "cuda_moe: " + what);
+  return stack;
+}
+
 }  // namespace
 
 std::unique_ptr<PreparedMoe> CudaMoeBackend::prepare(const MoeWeights& weights, const DeviceInfo& device) {
   validate_moe_weights(weights);
   const CheckResult usable = check_device(device);
   if (!usable) throw Error(ErrorCode::unsupported, "cuda_moe cannot run here: " + usable.reason);
-  if (weights.shared && !weights.shared->nvfp4) {
-    throw Error(ErrorCode::unsupported,
-                "cuda_moe runs NVFP4 shared experts only; this layer's shared expert is BF16/FP32 (use cpu or ref)");
-  }
   cuda::DeviceGuard guard(device.index);
   auto prepared = std::make_unique<CudaPreparedMoe>();
   describe_layer(weights, *prepared);
@@ -94,9 +104,14 @@ std::unique_ptr<PreparedMoe> CudaMoeBackend::prepare(const MoeWeights& weights, 
     bytes += std::int64_t(prepared->router.bytes());
   }
   if (weights.shared) {
-    const ExpertProjections& shared = *weights.shared->nvfp4;
-    prepared->shared_gate_up = upload_stack(StackSource{{{&shared.gate, &shared.up}}}, "shared expert gate_up");
-    prepared->shared_down = upload_stack(StackSource{{{&shared.down}}}, "shared expert down_proj");
+    const SharedExpert& shared = *weights.shared;
+    if (shared.nvfp4) {
+      prepared->shared_gate_up = upload_stack(StackSource{{{&shared.nvfp4->gate, &shared.nvfp4->up}}}, "shared expert gate_up");
+      prepared->shared_down = upload_stack(StackSource{{{&shared.nvfp4->down}}}, "shared expert down_proj");
+    } else {
+      prepared->shared_gate_up = upload_dense_stack({&shared.dense_gate, &shared.dense_up}, "the dense shared expert gate_up");
+      prepared->shared_down = upload_dense_stack({&shared.dense_down}, "the dense shared expert down_proj");
+    }
     bytes += prepared->shared_gate_up.bytes() + prepared->shared_down.bytes();
     if (weights.shared->gate.data != nullptr) {
       prepared->shared_gate = upload_dense(weights.shared->gate, "the shared expert gate");
