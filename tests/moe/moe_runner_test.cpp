@@ -182,14 +182,14 @@ TEST_F(MoeRunnerTest, BadInputIsRejectedBeforeAnyBackendRuns) {
   EXPECT_EQ(counting->runs, 0);
 }
 
-TEST_F(MoeRunnerTest, OperandsInGpuMemoryAreUnsupportedUntilAGpuBackendExists) {
+TEST_F(MoeRunnerTest, OperandsInGpuMemoryAreUnsupportedOnACpuOnlyRunner) {
   MoeRunner runner(options());
   std::mt19937_64 rng(fp4gemm::testing::fresh_seed());
   const MoeInputs inputs = make_moe_inputs(c, rng);
   const MoeLayerHandle layer = runner.prepare(inputs.layer.weights);
   PoisonedMoeOutput out = make_poisoned_moe_output(c.tokens, c.layer.hidden, c.output);
   MoeCall call = inputs.call;
-  call.x.memory = Memory::cuda;  // never read: no backend takes it
+  call.x.memory = Memory::cuda;  // never read: no backend of a CPU-only runner takes it
   MutableDenseView device_out = out.view;
   device_out.memory = Memory::cuda;
   try {
