@@ -47,6 +47,7 @@ TEST(CudaMoeShape, WorkspaceArraysAreAlignedDisjointAndSizedForTheCall) {
     const std::size_t shared = p.shared_expert ? 1 : 0;
     // (offset, bytes) of every array, in layout order.
     const std::vector<std::pair<std::size_t, std::size_t>> arrays = {
+        {layout.logits, p.routing_given ? 0 : tokens * std::size_t(p.experts) * 4},
         {layout.topk_ids, routed * 4},
         {layout.topk_weights, routed * 4},
         {layout.counts, std::size_t(p.experts) * 4},

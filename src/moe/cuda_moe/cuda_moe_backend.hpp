@@ -3,8 +3,8 @@
 // stream, no host synchronisation in run(). prepare() uploads every expert's NVFP4 codes and
 // linear scales (0.5625 B per weight, no BF16 copy), the global scales, the router (FP32) and the
 // shared expert. run() enqueues, on the caller's stream:
-//   route    one block per token: x·routerᵀ (FP64 sums rounded to FP32), softmax, top-k
-//            (skipped when the caller gives ids and weights on the device);
+//   route    x·routerᵀ (a warp per expert, FP64 sums rounded to FP32), then softmax + top-k
+//            (a block per token); skipped when the caller gives ids and weights on the device;
 //   permute  per-expert counts, offsets and the active-expert list, (token, slot) entries grouped
 //            by expert (a memset and three small kernels);
 //   gate_up  ONE launch over all active experts: h = SiLU(x·gateᵀ)·(x·upᵀ), rounded to x's dtype;
@@ -18,7 +18,8 @@
 // Scratch per call: one stream-ordered allocation (cudaMallocAsync, cuda::StreamBuffer) sized by
 // workspace_layout(): no maximum T to fix in advance, and capture-safe (the graph records an
 // allocation node and a free node).
-// Not served (check_problem says so): W4A4, E > kMaxExperts, T·k >= 2^31, a workspace beyond free memory.
+// Not served (check_problem says so): W4A4, E > kMaxExperts, T > kMaxRoutedTokens with the router,
+// T·k >= 2^31, a workspace beyond free memory.
 #include "fp4gemm/moe/moe_backend.hpp"
 
 namespace fp4gemm::moe {

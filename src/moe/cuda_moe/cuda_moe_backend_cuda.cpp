@@ -62,6 +62,10 @@ CheckResult CudaMoeBackend::check_problem(const MoeProblem& problem, const Devic
                              " experts (its routing keeps one logit per expert in shared memory); the layer has " +
                              std::to_string(problem.experts));
   }
+  if (!problem.routing_given && problem.tokens > cuda_moe::kMaxRoutedTokens) {
+    return CheckResult::fail("routes at most " + std::to_string(cuda_moe::kMaxRoutedTokens) +
+                             " tokens per call (the router kernel's grid); split the call or give the routing");
+  }
   if (problem.tokens * problem.top_k >= std::int64_t(INT_MAX)) {
     return CheckResult::fail("indexes the T·k (token, expert) entries with 32-bit integers; T·k must be below 2^31");
   }
@@ -78,7 +82,7 @@ std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo&) c
   const std::int64_t entries = problem.tokens * problem.top_k;
   const auto gate_up = cuda_moe::grouped_grid(problem.intermediate, problem.experts, entries);
   const auto down = cuda_moe::grouped_grid(problem.hidden, problem.experts, entries);
-  std::string text = problem.routing_given ? "given routing" : "routing kernel (router, softmax, top-k; one block per token)";
+  std::string text = problem.routing_given ? "given routing" : "routing (router logits over E/8 x T/8 blocks; softmax + top-k, one block per token)";
   text += "; permutation (count, scan, place); gate_up over all active experts in one launch (" +
           std::to_string(gate_up.row_tiles) + " x " + std::to_string(gate_up.expert_slots) + " blocks); down likewise (" +
           std::to_string(down.row_tiles) + " x " + std::to_string(down.expert_slots) + " blocks)";
@@ -113,7 +117,7 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
     auto* routed_ids = at<std::int32_t>(workspace, layout.topk_ids);
     auto* routed_weights = at<float>(workspace, layout.topk_weights);
     cuda_moe::launch_route(x, tokens, hidden, prepared.router.as<const float>(), experts, k, call.options.norm_topk_prob,
-                           routed_ids, routed_weights, stream);
+                           at<float>(workspace, layout.logits), routed_ids, routed_weights, stream);
     ids = routed_ids;
     weights = routed_weights;
   }

@@ -43,12 +43,14 @@ struct Grouping {
   std::int64_t expert_slots = 0;  // grid.y: the most groups that can be active
 };
 
-// ids / weights [T, k] = softmax + top-k of x·routerᵀ (FP64 sums rounded to FP32, as
-// router_logits()), ties to the lower index, descending, renormalised when `normalize`. One block
-// per token. A token with a non-finite logit gets ids 0..k-1 and NaN weights (its output is NaN:
-// the device cannot throw). experts <= kMaxExperts.
+// logits [T, E] = x·routerᵀ (FP64 sums rounded to FP32, as router_logits(); one warp per expert,
+// blocks over experts and token tiles), then ids / weights [T, k] = softmax + top-k, ties to the
+// lower index, descending, renormalised when `normalize` (one block per token). A token with a
+// non-finite logit gets valid ids and NaN weights (its output is NaN: the device cannot throw).
+// experts <= kMaxExperts.
 void launch_route(const DeviceRows& x, std::int64_t tokens, std::int64_t hidden, const float* router,
-                  std::int64_t experts, int k, bool normalize, std::int32_t* ids, float* weights, cudaStream_t stream);
+                  std::int64_t experts, int k, bool normalize, float* logits, std::int32_t* ids, float* weights,
+                  cudaStream_t stream);
 
 // weights[t] = sigmoid(x[t]·gate) with an FP64 sum, or 1 when gate is null.
 void launch_shared_gate(const DeviceRows& x, std::int64_t tokens, std::int64_t hidden, const float* gate, float* weights,

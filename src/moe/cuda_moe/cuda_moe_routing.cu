@@ -42,10 +42,26 @@ __device__ __forceinline__ bool ranks_before(float logit, int expert, float othe
   return logit > other_logit || (logit == other_logit && expert < other_expert);
 }
 
-// One block per token: logits into shared memory, k block-wide arg-max passes, FP64 softmax.
+// logits[t, e] = x[t]·router[e]: one warp per expert, kRouterTokensPerBlock tokens per block (the
+// router row is re-read per token from L1/L2), so at decode the router's E·H·4 bytes stream
+// through E/8 blocks on as many SMs, not through one.
 __global__ void __launch_bounds__(kRoutingThreads)
-route_kernel(DeviceRows x, std::int64_t hidden, const float* __restrict__ router, int experts, int k, bool normalize,
-             std::int32_t* __restrict__ ids, float* __restrict__ weights) {
+router_logits_kernel(DeviceRows x, std::int64_t tokens, std::int64_t hidden, const float* __restrict__ router, int experts,
+                     float* __restrict__ logits) {
+  const int expert = int(blockIdx.x) * kRoutingWarps + int(threadIdx.x / 32);
+  if (expert >= experts) return;  // whole warps leave together; no block barrier follows
+  const std::int64_t first = std::int64_t(blockIdx.y) * kRouterTokensPerBlock;
+  const std::int64_t last = first + kRouterTokensPerBlock < tokens ? first + kRouterTokensPerBlock : tokens;
+  for (std::int64_t token = first; token < last; ++token) {
+    const double sum = warp_dot(x, token, router + std::int64_t(expert) * hidden, hidden);
+    if (threadIdx.x % 32 == 0) logits[token * experts + expert] = float(sum);
+  }
+}
+
+// One block per token: the token's logits into shared memory, k block-wide arg-max passes, FP64 softmax.
+__global__ void __launch_bounds__(kRoutingThreads)
+top_k_kernel(const float* __restrict__ all_logits, int experts, int k, bool normalize, std::int32_t* __restrict__ ids,
+             float* __restrict__ weights) {
   __shared__ float logits[kMaxExperts];
   __shared__ unsigned char chosen[kMaxExperts];
   __shared__ int picked[kMaxExperts];
@@ -55,10 +71,7 @@ route_kernel(DeviceRows x, std::int64_t hidden, const float* __restrict__ router
   const std::int64_t token = blockIdx.x;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
-  for (int e = warp; e < experts; e += kRoutingWarps) {
-    const double sum = warp_dot(x, token, router + std::int64_t(e) * hidden, hidden);
-    if (lane == 0) logits[e] = float(sum);
-  }
+  for (int e = threadIdx.x; e < experts; e += kRoutingThreads) logits[e] = all_logits[token * experts + e];
   for (int e = threadIdx.x; e < experts; e += kRoutingThreads) chosen[e] = 0;
   __syncthreads();
   bool local_non_finite = false;
@@ -202,10 +215,14 @@ unsigned blocks_for(std::int64_t threads, int per_block) { return unsigned((thre
 }  // namespace
 
 void launch_route(const DeviceRows& x, std::int64_t tokens, std::int64_t hidden, const float* router,
-                  std::int64_t experts, int k, bool normalize, std::int32_t* ids, float* weights, cudaStream_t stream) {
+                  std::int64_t experts, int k, bool normalize, float* logits, std::int32_t* ids, float* weights,
+                  cudaStream_t stream) {
   if (tokens == 0) return;
-  route_kernel<<<unsigned(tokens), kRoutingThreads, 0, stream>>>(x, hidden, router, int(experts), k, normalize, ids, weights);
-  cuda::check_launch("cuda_moe: launching the routing kernel (router, softmax, top-k)");
+  const dim3 logit_grid(blocks_for(experts, kRoutingWarps), blocks_for(tokens, int(kRouterTokensPerBlock)));
+  router_logits_kernel<<<logit_grid, kRoutingThreads, 0, stream>>>(x, tokens, hidden, router, int(experts), logits);
+  cuda::check_launch("cuda_moe: launching the router logits kernel");
+  top_k_kernel<<<unsigned(tokens), kRoutingThreads, 0, stream>>>(logits, int(experts), k, normalize, ids, weights);
+  cuda::check_launch("cuda_moe: launching the softmax + top-k kernel");
 }
 
 void launch_shared_gate(const DeviceRows& x, std::int64_t tokens, std::int64_t hidden, const float* gate, float* weights,

@@ -31,6 +31,7 @@ WorkspaceLayout workspace_layout(const MoeProblem& problem) {
   const bool shared = problem.shared_expert;
   WorkspaceLayout layout;
   std::size_t& total = layout.total;
+  layout.logits = place(total, problem.routing_given ? 0 : tokens * experts * sizeof(float));
   layout.topk_ids = place(total, routed * sizeof(std::int32_t));
   layout.topk_weights = place(total, routed * sizeof(float));
   layout.counts = place(total, experts * sizeof(std::int32_t));

@@ -21,6 +21,9 @@ inline constexpr int kKTile = 1024;
 // Routing and permutation keep one value per expert in shared memory.
 inline constexpr std::int64_t kMaxExperts = 2048;
 inline constexpr int kRoutingThreads = 256;
+// Router logits: tokens per block (grid.y = ceil(T / this), at most 65535: the token limit).
+inline constexpr std::int64_t kRouterTokensPerBlock = 8;
+inline constexpr std::int64_t kMaxRoutedTokens = 65535 * kRouterTokensPerBlock;
 inline constexpr int kScanThreads = 1024;
 inline constexpr int kElementwiseThreads = 256;
 
@@ -45,6 +48,7 @@ GroupedGrid grouped_grid(std::int64_t rows, std::int64_t experts, std::int64_t e
 // The per-call scratch space, one stream-ordered allocation carved into 256-byte aligned arrays.
 // Offsets in bytes; an array a call does not need has size 0 (its offset is still valid).
 struct WorkspaceLayout {
+  std::size_t logits = 0;                      // [T, E] float (when the router routes)
   std::size_t topk_ids = 0, topk_weights = 0;  // [T·k] int32 / float (when the router routes)
   std::size_t counts = 0, offsets = 0, cursor = 0, active = 0, active_count = 0;  // [E], [E+1], [E], [E], [1] int32
   std::size_t entry_token = 0, entry_of = 0;  // [T·k] int32: token of a permuted entry; entry of (token, slot)
