@@ -51,13 +51,7 @@ TEST(MoeGpuCandidate, HostOperandsGoToAHostBackendOnAGpuDevice) {
   const std::uint64_t seed = fp4gemm::testing::fresh_seed();
   std::mt19937_64 rng(seed);
   const MoeInputs inputs = make_moe_inputs(c, rng);
-  MoeProblem problem;
-  problem.tokens = c.tokens;
-  problem.hidden = c.layer.hidden;
-  problem.intermediate = c.layer.intermediate;
-  problem.experts = c.layer.experts;
-  problem.top_k = c.top_k;
-  const MoeExplanation explanation = runner.explain(problem);
+  const MoeExplanation explanation = runner.explain(problem_of(c));
   ASSERT_FALSE(explanation.candidates.empty());
   EXPECT_EQ(explanation.candidates.front().backend, "cuda_moe");  // it leads the SM 9.0 row
   const MoeLayerHandle layer = runner.prepare(inputs.layer.weights);

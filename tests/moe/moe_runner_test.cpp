@@ -47,16 +47,7 @@ class MoeRunnerTest : public ::testing::Test {
     return count;
   }
 
-  MoeProblem problem() const {
-    MoeProblem p;
-    p.tokens = c.tokens;
-    p.hidden = c.layer.hidden;
-    p.intermediate = c.layer.intermediate;
-    p.experts = c.layer.experts;
-    p.top_k = c.top_k;
-    p.output = c.output;
-    return p;
-  }
+  MoeProblem problem() const { return problem_of(c); }
 
   std::vector<std::string> warnings;
   MoeCase c;

@@ -21,6 +21,17 @@ std::string MoeCase::to_string() const {
   return text.str();
 }
 
+MoeProblem problem_of(const MoeCase& c) {
+  MoeProblem p;
+  p.tokens = c.tokens;
+  p.hidden = c.layer.hidden;
+  p.intermediate = c.layer.intermediate;
+  p.experts = c.layer.experts;
+  p.top_k = c.top_k;
+  p.output = c.output;
+  return p;
+}
+
 MoeInputs make_moe_inputs(const MoeCase& c, std::mt19937_64& rng) {
   MoeInputs inputs;
   RandomMoeSpec spec = c.layer;

@@ -27,6 +27,9 @@ struct MoeCase {
   std::string to_string() const;
 };
 
+// The problem a case poses (its shapes, k and output type; W4A16, router routing, no shared expert).
+MoeProblem problem_of(const MoeCase& c);
+
 // What an FP32-accumulating backend may differ from FP64 by, relative to Σ|a·w| (moe_reference.hpp).
 inline constexpr double kAccumulationError = 1e-4;
 
