@@ -85,6 +85,7 @@ TEST(CudaMoeShape, StagingTileFitsStaticSharedMemoryAndUnitsDivideTheTile) {
   EXPECT_EQ(unit_elements_for(1040), 16);
   EXPECT_EQ(kExpertThreads, 32 * kWarpsPerBlock);
   EXPECT_LE(kMaxExperts, 2 * kScanThreads);  // the scan kernel's threads own at most two experts each
+  EXPECT_EQ((kRoutingThreads / 32) % kRouterSplits, 0);  // whole experts per router-logits block
 }
 
 TEST(CudaMoePreference, LeadsTheAmpereAndHopperRowsOnlyWhenCompiledIn) {

@@ -3,7 +3,7 @@
 // stream, no host synchronisation in run(). prepare() uploads every expert's NVFP4 codes and
 // linear scales (0.5625 B per weight, no BF16 copy), the global scales, the router (FP32) and the
 // shared expert. run() enqueues, on the caller's stream:
-//   route    x·routerᵀ (a warp per expert, FP64 sums rounded to FP32), then softmax + top-k
+//   route    x·routerᵀ (4 warps per expert, FP64 sums rounded to FP32), then softmax + top-k
 //            (a block per token); skipped when the caller gives ids and weights on the device;
 //   permute  per-expert counts, offsets and the active-expert list, (token, slot) entries grouped
 //            by expert (a memset and three small kernels);

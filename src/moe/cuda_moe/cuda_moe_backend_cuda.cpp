@@ -82,7 +82,7 @@ std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo&) c
   const std::int64_t entries = problem.tokens * problem.top_k;
   const auto gate_up = cuda_moe::grouped_grid(problem.intermediate, problem.experts, entries);
   const auto down = cuda_moe::grouped_grid(problem.hidden, problem.experts, entries);
-  std::string text = problem.routing_given ? "given routing" : "routing (router logits over E/8 x T/8 blocks; softmax + top-k, one block per token)";
+  std::string text = problem.routing_given ? "given routing" : "routing (router logits over E/2 x T/8 blocks; softmax + top-k, one block per token)";
   text += "; permutation (count, scan, place); gate_up over all active experts in one launch (" +
           std::to_string(gate_up.row_tiles) + " x " + std::to_string(gate_up.expert_slots) + " blocks); down likewise (" +
           std::to_string(down.row_tiles) + " x " + std::to_string(down.expert_slots) + " blocks)";

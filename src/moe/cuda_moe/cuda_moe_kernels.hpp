@@ -43,8 +43,8 @@ struct Grouping {
   std::int64_t expert_slots = 0;  // grid.y: the most groups that can be active
 };
 
-// logits [T, E] = x·routerᵀ (FP64 sums rounded to FP32, as router_logits(); one warp per expert,
-// blocks over experts and token tiles), then ids / weights [T, k] = softmax + top-k, ties to the
+// logits [T, E] = x·routerᵀ (FP64 sums rounded to FP32, as router_logits(); kRouterSplits warps
+// per expert, blocks over experts and token tiles), then ids / weights [T, k] = softmax + top-k, ties to the
 // lower index, descending, renormalised when `normalize` (one block per token). A token with a
 // non-finite logit gets valid ids and NaN weights (its output is NaN: the device cannot throw).
 // experts <= kMaxExperts.

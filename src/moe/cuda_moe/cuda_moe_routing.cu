@@ -13,6 +13,7 @@ namespace {
 
 constexpr unsigned kFullMask = 0xFFFFFFFFu;
 constexpr int kRoutingWarps = kRoutingThreads / 32;
+constexpr int kRouterExpertsPerBlock = kRoutingWarps / kRouterSplits;
 
 __device__ __forceinline__ float load_element(const DeviceRows& rows, std::int64_t row, std::int64_t col) {
   const std::int64_t index = row * rows.stride + col;
@@ -42,19 +43,46 @@ __device__ __forceinline__ bool ranks_before(float logit, int expert, float othe
   return logit > other_logit || (logit == other_logit && expert < other_expert);
 }
 
-// logits[t, e] = x[t]·router[e]: one warp per expert, kRouterTokensPerBlock tokens per block (the
-// router row is re-read per token from L1/L2), so at decode the router's E·H·4 bytes stream
-// through E/8 blocks on as many SMs, not through one.
+// logits[t, e] = x[t]·router[e]: kRouterSplits warps per expert, each over every
+// kRouterSplits-th group of 4 elements (16-byte router loads), their FP64 partial sums added in
+// split order; kRouterTokensPerBlock tokens per block (the router rows are re-read per token from
+// L1/L2). At decode the router streams through E / kRouterExpertsPerBlock blocks with several
+// loads in flight per lane, not through one block per token.
 __global__ void __launch_bounds__(kRoutingThreads)
 router_logits_kernel(DeviceRows x, std::int64_t tokens, std::int64_t hidden, const float* __restrict__ router, int experts,
                      float* __restrict__ logits) {
-  const int expert = int(blockIdx.x) * kRoutingWarps + int(threadIdx.x / 32);
-  if (expert >= experts) return;  // whole warps leave together; no block barrier follows
+  __shared__ double partial[kRoutingWarps];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int expert = int(blockIdx.x) * kRouterExpertsPerBlock + warp / kRouterSplits;
+  const int split = warp % kRouterSplits;
+  const bool valid = expert < experts;  // whole warps; invalid ones still join the barriers
+  const float4* row = reinterpret_cast<const float4*>(router + std::int64_t(valid ? expert : 0) * hidden);
+  const std::int64_t groups = hidden / 4;  // H is a multiple of 16
   const std::int64_t first = std::int64_t(blockIdx.y) * kRouterTokensPerBlock;
   const std::int64_t last = first + kRouterTokensPerBlock < tokens ? first + kRouterTokensPerBlock : tokens;
   for (std::int64_t token = first; token < last; ++token) {
-    const double sum = warp_dot(x, token, router + std::int64_t(expert) * hidden, hidden);
-    if (threadIdx.x % 32 == 0) logits[token * experts + expert] = float(sum);
+    double sum = 0.0;
+    if (valid) {
+#pragma unroll 4
+      for (std::int64_t group = split * 32 + lane; group < groups; group += kRouterSplits * 32) {
+        const float4 weight = __ldg(row + group);
+        const std::int64_t col = 4 * group;
+        // FP64 products of FP32 values are exact, so fma and multiply-then-add agree.
+        sum = fma(double(load_element(x, token, col)), double(weight.x), sum);
+        sum = fma(double(load_element(x, token, col + 1)), double(weight.y), sum);
+        sum = fma(double(load_element(x, token, col + 2)), double(weight.z), sum);
+        sum = fma(double(load_element(x, token, col + 3)), double(weight.w), sum);
+      }
+    }
+    sum = warp_sum(sum);
+    if (lane == 0) partial[warp] = sum;
+    __syncthreads();
+    if (valid && split == 0 && lane == 0) {
+      double total = partial[warp];
+      for (int s = 1; s < kRouterSplits; ++s) total += partial[warp + s];
+      logits[token * experts + expert] = float(total);
+    }
+    __syncthreads();  // `partial` is rewritten for the next token
   }
 }
 
@@ -218,7 +246,7 @@ void launch_route(const DeviceRows& x, std::int64_t tokens, std::int64_t hidden,
                   std::int64_t experts, int k, bool normalize, float* logits, std::int32_t* ids, float* weights,
                   cudaStream_t stream) {
   if (tokens == 0) return;
-  const dim3 logit_grid(blocks_for(experts, kRoutingWarps), blocks_for(tokens, int(kRouterTokensPerBlock)));
+  const dim3 logit_grid(blocks_for(experts, kRouterExpertsPerBlock), blocks_for(tokens, int(kRouterTokensPerBlock)));
   router_logits_kernel<<<logit_grid, kRoutingThreads, 0, stream>>>(x, tokens, hidden, router, int(experts), logits);
   cuda::check_launch("cuda_moe: launching the router logits kernel");
   top_k_kernel<<<unsigned(tokens), kRoutingThreads, 0, stream>>>(logits, int(experts), k, normalize, ids, weights);

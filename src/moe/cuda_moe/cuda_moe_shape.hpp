@@ -21,7 +21,9 @@ inline constexpr int kKTile = 1024;
 // Routing and permutation keep one value per expert in shared memory.
 inline constexpr std::int64_t kMaxExperts = 2048;
 inline constexpr int kRoutingThreads = 256;
-// Router logits: tokens per block (grid.y = ceil(T / this), at most 65535: the token limit).
+// Router logits: warps per expert (each sums every kRouterSplits-th 4-element group of H), and
+// tokens per block (grid.y = ceil(T / this), at most 65535: the token limit).
+inline constexpr int kRouterSplits = 4;
 inline constexpr std::int64_t kRouterTokensPerBlock = 8;
 inline constexpr std::int64_t kMaxRoutedTokens = 65535 * kRouterTokensPerBlock;
 inline constexpr int kScanThreads = 1024;
