@@ -39,6 +39,18 @@ TEST(CudaMoeShape, GroupedGridCoversEveryRowAndTheMostExpertsThatCanBeActive) {
   EXPECT_LE(grouped_grid(16, kMaxExperts, 1 << 30).expert_slots, 65535);
 }
 
+TEST(CudaMoeShape, SharedExpertSlicesCoverEveryTokenOnceWithinTheGrid) {
+  for (std::int64_t tokens : {1, 7, 8, 9, 4096, 524280, 3000000}) {
+    const SingleGroupSplit split = single_group_split(tokens);
+    EXPECT_EQ(split.slice % kTokensPerChunk, 0) << tokens;
+    EXPECT_LE(split.slots, 65535) << tokens;
+    EXPECT_GE(split.slots * split.slice, tokens) << tokens;        // every token in a slice
+    EXPECT_LT((split.slots - 1) * split.slice, tokens) << tokens;  // no empty slice
+  }
+  EXPECT_EQ(single_group_split(4096).slots, 512);  // one chunk of 8 tokens per block
+  EXPECT_EQ(single_group_split(1).slots, 1);
+}
+
 TEST(CudaMoeShape, WorkspaceArraysAreAlignedDisjointAndSizedForTheCall) {
   for (const MoeProblem& p : {problem(1, 10, false, false), problem(7, 3, true, true), problem(4096, 10, false, true)}) {
     const WorkspaceLayout layout = workspace_layout(p);

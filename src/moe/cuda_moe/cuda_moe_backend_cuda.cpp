@@ -139,13 +139,15 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
   auto* y = at<float>(workspace, layout.expert_out);
   cuda_moe::launch_gate_up(prepared.gate_up.view(), x, routed, round_to_bf16, h, stream);
   cuda_moe::launch_down(prepared.down.view(), h, routed, y, stream);
-  // The shared expert: one group of every token.
+  // The shared expert: one group of every token, in slices over grid.y.
   float* shared_y = nullptr;
   float* shared_weight = nullptr;
   if (prepared.has_shared) {
+    const cuda_moe::SingleGroupSplit split = cuda_moe::single_group_split(tokens);
     cuda_moe::Grouping all_tokens;
     all_tokens.single_group_entries = tokens;
-    all_tokens.expert_slots = 1;
+    all_tokens.single_group_slice = split.slice;
+    all_tokens.expert_slots = split.slots;
     auto* shared_h = at<float>(workspace, layout.shared_intermediate);
     shared_y = at<float>(workspace, layout.shared_out);
     shared_weight = at<float>(workspace, layout.shared_weight);

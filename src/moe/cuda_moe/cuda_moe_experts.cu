@@ -97,14 +97,17 @@ grouped_expert_kernel(StackedExperts weights, DeviceRows input, Grouping groupin
                       float* __restrict__ out) {
   __shared__ float staged[kStagedFloats];
   // Which expert and entries: uniform per block, so an early exit cannot split a __syncthreads.
-  std::int64_t expert = 0, begin = 0, end = grouping.single_group_entries;
+  std::int64_t expert = 0, begin = 0, end = 0;
   if (grouping.active != nullptr) {
     if (int(blockIdx.y) >= *grouping.active_count) return;
     expert = grouping.active[blockIdx.y];
     begin = grouping.offsets[expert];
     end = grouping.offsets[expert + 1];
-  } else if (blockIdx.y > 0) {
-    return;
+  } else {
+    begin = std::int64_t(blockIdx.y) * grouping.single_group_slice;
+    end = begin + grouping.single_group_slice < grouping.single_group_entries ? begin + grouping.single_group_slice
+                                                                              : grouping.single_group_entries;
+    if (begin >= end) return;
   }
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const std::int64_t out_rows = kGateUp ? weights.rows / 2 : weights.rows;

@@ -33,14 +33,16 @@ struct StackedExperts {
 // Which permuted entries each expert owns. Routed experts: the device lists written by
 // launch_permute (active[slot] for slot < *active_count; expert e owns entries
 // [offsets[e], offsets[e+1]); entry_token[entry] is its row of x). The shared expert: `active` is
-// null, one group (expert 0) owns entries [0, single_group_entries), and entry == token.
+// null, one group (expert 0) owns entries [0, single_group_entries), entry == token, and block y
+// of the grid takes entries [y·single_group_slice, (y+1)·single_group_slice).
 struct Grouping {
   const std::int32_t* active_count = nullptr;
   const std::int32_t* active = nullptr;
   const std::int32_t* offsets = nullptr;
   const std::int32_t* entry_token = nullptr;
   std::int64_t single_group_entries = 0;
-  std::int64_t expert_slots = 0;  // grid.y: the most groups that can be active
+  std::int64_t single_group_slice = 0;
+  std::int64_t expert_slots = 0;  // grid.y: the most groups (or shared-expert slices) that can be active
 };
 
 // logits [T, E] = x·routerᵀ (FP64 sums rounded to FP32, as router_logits(); kRouterSplits warps

@@ -23,6 +23,16 @@ GroupedGrid grouped_grid(std::int64_t rows, std::int64_t experts, std::int64_t e
   return grid;
 }
 
+SingleGroupSplit single_group_split(std::int64_t entries) {
+  constexpr std::int64_t kMaxGridY = 65535;
+  const std::int64_t chunks = (entries + kTokensPerChunk - 1) / kTokensPerChunk;
+  const std::int64_t chunks_per_slot = std::max<std::int64_t>(1, (chunks + kMaxGridY - 1) / kMaxGridY);
+  SingleGroupSplit split;
+  split.slice = chunks_per_slot * kTokensPerChunk;
+  split.slots = (entries + split.slice - 1) / split.slice;
+  return split;
+}
+
 WorkspaceLayout workspace_layout(const MoeProblem& problem) {
   const auto tokens = std::size_t(problem.tokens), experts = std::size_t(problem.experts);
   const std::size_t entries = tokens * std::size_t(problem.top_k);

@@ -47,6 +47,14 @@ struct GroupedGrid {
 };
 GroupedGrid grouped_grid(std::int64_t rows, std::int64_t experts, std::int64_t entries);
 
+// The shared expert's launch: one group of all T entries, split over grid.y into `slots` slices
+// of `slice` entries (a multiple of kTokensPerChunk), so T tokens run on T/8 blocks per row tile
+// and not in one block's loop.
+struct SingleGroupSplit {
+  std::int64_t slots = 0, slice = 0;
+};
+SingleGroupSplit single_group_split(std::int64_t entries);
+
 // The per-call scratch space, one stream-ordered allocation carved into 256-byte aligned arrays.
 // Offsets in bytes; an array a call does not need has size 0 (its offset is still valid).
 struct WorkspaceLayout {
