@@ -89,7 +89,7 @@ void serve_moe(MoeRunnerState& state, const MoeCall& call, MoeLayerState& layer,
     if (plan.strict) break;
   }
   if (!attempted) {
-    throw Error(ErrorCode::unsupported, "no MoE backend of this build takes operands in " +
+    throw Error(ErrorCode::unsupported, "no candidate MoE backend of this runner takes operands in " +
                                             std::string(to_string(call.x.memory)) + " memory (" + causes +
                                             "); pass x and the output in host memory");
   }

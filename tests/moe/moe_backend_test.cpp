@@ -221,7 +221,7 @@ TEST_P(EveryMoeBackend, ZeroTokensWritesNothing) {
   EXPECT_NO_THROW(backend->run(inputs.call, *prepared, out.view, {}));
 }
 
-INSTANTIATE_TEST_SUITE_P(MoeBackends, EveryMoeBackend, ::testing::ValuesIn(moe_backend_names()),
+INSTANTIATE_TEST_SUITE_P(MoeBackends, EveryMoeBackend, ::testing::ValuesIn(host_moe_backend_names()),
                          [](const auto& info) { return info.param; });
 
 // The oracle itself, against the dense oracle: one expert, k = 1, FP32 x, so

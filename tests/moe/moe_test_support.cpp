@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "fp4gemm/device.hpp"
+#include "fp4gemm/moe/moe_runner.hpp"
 #include "support/test_support.hpp"
 
 namespace fp4gemm::moe::testing {
@@ -18,6 +19,17 @@ std::string MoeCase::to_string() const {
        << " routing=" << (routing == Routing::router ? "router" : routing == Routing::given ? "given" : "one expert")
        << " shared=" << (layer.shared == SharedKind::none ? "none" : layer.shared == SharedKind::nvfp4 ? "nvfp4" : "dense");
   return text.str();
+}
+
+MoeProblem problem_of(const MoeCase& c) {
+  MoeProblem p;
+  p.tokens = c.tokens;
+  p.hidden = c.layer.hidden;
+  p.intermediate = c.layer.intermediate;
+  p.experts = c.layer.experts;
+  p.top_k = c.top_k;
+  p.output = c.output;
+  return p;
 }
 
 MoeInputs make_moe_inputs(const MoeCase& c, std::mt19937_64& rng) {
@@ -59,6 +71,13 @@ PoisonedMoeOutput make_poisoned_moe_output(std::int64_t tokens, std::int64_t hid
 
 bool still_poisoned(const PoisonedMoeOutput& out) {
   return std::all_of(out.bytes.begin(), out.bytes.end(), [](std::uint8_t byte) { return byte == 0xFF; });
+}
+
+std::vector<std::string> host_moe_backend_names() {
+  std::vector<std::string> names;
+  for (const auto& backend : make_all_moe_backends())
+    if (backend->memory() == Memory::host) names.push_back(backend->name());
+  return names;
 }
 
 std::string run_and_compare(MoeBackend& backend, const MoeCase& c) {

@@ -27,6 +27,9 @@ struct MoeCase {
   std::string to_string() const;
 };
 
+// The problem a case poses (its shapes, k and output type; W4A16, router routing, no shared expert).
+MoeProblem problem_of(const MoeCase& c);
+
 // What an FP32-accumulating backend may differ from FP64 by, relative to Σ|a·w| (moe_reference.hpp).
 inline constexpr double kAccumulationError = 1e-4;
 
@@ -47,6 +50,9 @@ struct PoisonedMoeOutput {
 };
 PoisonedMoeOutput make_poisoned_moe_output(std::int64_t tokens, std::int64_t hidden, DType dtype);
 bool still_poisoned(const PoisonedMoeOutput& out);
+
+// The MoE backends of this build that take host operands (GPU ones have tests/gpu/moe).
+std::vector<std::string> host_moe_backend_names();
 
 // Prepares the layer on `backend`, runs the case into a poisoned output and compares every element
 // with the oracle. "" when all pass, else the seed, the case and the first mismatches.

@@ -125,7 +125,7 @@ TEST_P(MoeBadInput, WeightsWithMissingOrMisshapenTensors) {
   }, "shared expert");
 }
 
-INSTANTIATE_TEST_SUITE_P(MoeBackends, MoeBadInput, ::testing::ValuesIn(moe_backend_names()),
+INSTANTIATE_TEST_SUITE_P(MoeBackends, MoeBadInput, ::testing::ValuesIn(host_moe_backend_names()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -51,7 +51,12 @@ void run_moe_tune(const MoeTuneRequest& request) {
 
   // Each backend once over the token counts it may run, so its layout is made once.
   std::map<std::int64_t, std::vector<MoeTiming>> by_tokens;
-  for (const std::string& backend : moe::moe_backend_names()) {
+  for (const auto& candidate : moe::make_all_moe_backends()) {
+    const std::string backend = candidate->name();
+    if (candidate->memory() != Memory::host) {  // the layer's operands are host buffers
+      for (std::int64_t tokens : request.tokens) by_tokens[tokens].push_back({backend, 0, "takes operands in GPU memory; not timed here"});
+      continue;
+    }
     std::vector<std::int64_t> timed;
     for (std::int64_t tokens : request.tokens) {
       const std::string reason = backend == "ref" ? ref_skip_reason(request.shape, tokens) : "";

@@ -4,6 +4,7 @@
 #include <cuda_bf16.h>
 
 #include "backends/cuda_common/cuda_check.hpp"
+#include "backends/cuda_common/nvfp4_decode.cuh"
 #include "backends/cuda_common/nvfp4_dequantize.hpp"
 
 namespace fp4gemm::cuda {
@@ -11,29 +12,6 @@ namespace {
 
 constexpr int kThreadsPerBlock = 256;
 constexpr std::int64_t kElementsPerScale = 16;
-
-// Twice the magnitude of each E2M1 code 0..7 (0, 0.5, 1, 1.5, 2, 3, 4, 6), one nibble each, so a
-// shift replaces a table lookup (a per-thread table indexed at run time would go to local memory).
-constexpr unsigned kTwiceE2m1Magnitudes = 0xC8643210u;
-
-__device__ __forceinline__ float e2m1_value(unsigned code) {
-  const float magnitude = float((kTwiceE2m1Magnitudes >> (4 * (code & 7u))) & 0xFu) * 0.5f;
-  return (code & 8u) ? -magnitude : magnitude;
-}
-
-// E4M3 "fn": bias 7, subnormals m * 2^-9, 0x7F/0xFF NaN (propagates, as on the host reference).
-__device__ __forceinline__ float e4m3_value(unsigned code) {
-  const unsigned exponent = (code >> 3) & 0xFu, mantissa = code & 7u;
-  float magnitude;
-  if (exponent == 0xFu && mantissa == 7u) {
-    magnitude = __int_as_float(0x7FC00000);
-  } else if (exponent == 0) {
-    magnitude = float(mantissa) * 0.001953125f;  // 2^-9
-  } else {
-    magnitude = __int_as_float(int(((exponent + 120u) << 23) | (mantissa << 20)));  // 2^(e-7) * 1.m
-  }
-  return (code & 0x80u) ? -magnitude : magnitude;
-}
 
 // Offset of scale (row, block) in the 128x4 swizzled layout (see format/scale_layout.hpp).
 __device__ __forceinline__ std::int64_t swizzled_offset(std::int64_t row, std::int64_t block, std::int64_t scale_cols) {

@@ -1,0 +1,162 @@
+// `cuda_moe` checks, plan and run() (cuda_moe_backend.hpp); prepare() is cuda_moe_prepare_cuda.cpp.
+#include "moe/cuda_moe/cuda_moe_backend.hpp"
+
+#include <climits>
+
+#include "backends/cuda_common/cuda_check.hpp"
+#include "moe/cuda_moe/cuda_moe_layout.hpp"
+#include "moe/cuda_moe/cuda_moe_shape.hpp"
+
+namespace fp4gemm::moe {
+namespace {
+
+constexpr int kMinimumSm = 80;  // BF16 conversions in the kernels and the SM 8.0 fp32 atomics/shuffles
+
+void expect_device(int view_device, int layer_device, const std::string& what) {
+  if (view_device != layer_device) {
+    throw_invalid("cuda_moe: " + what + " is on CUDA device " + std::to_string(view_device) +
+                  " but the layer was prepared on device " + std::to_string(layer_device) + "; run on the layer's device");
+  }
+}
+
+// Every pointer the kernels read or write, checked before anything is launched.
+void check_call_pointers(const MoeCall& call, const MutableDenseView& out, int device) {
+  expect_device(call.x.device, device, "x");
+  expect_device(out.device, device, "the output");
+  cuda::check_device_pointer(call.x.data, device, "cuda_moe: the x pointer");
+  cuda::check_device_pointer(out.data, device, "cuda_moe: the output pointer");
+  if (call.routing.topk_ids != nullptr) {
+    expect_device(call.routing.device, device, "the top-k routing");
+    cuda::check_device_pointer(call.routing.topk_ids, device, "cuda_moe: the top-k ids pointer");
+    cuda::check_device_pointer(call.routing.topk_weights, device, "cuda_moe: the top-k weights pointer");
+  }
+}
+
+template <class T>
+T* at(const cuda::StreamBuffer& workspace, std::size_t offset) {
+  return reinterpret_cast<T*>(workspace.as<std::uint8_t>() + offset);
+}
+
+}  // namespace
+
+std::string CudaMoeBackend::summary() const {
+  return "CUDA MoE: routing and permutation on the GPU, all active experts in one launch per GEMM "
+         "(CUDA-core NVFP4 decode), weighted combine; SM 8.0+";
+}
+
+CheckResult CudaMoeBackend::check_device(const DeviceInfo& device) const {
+  if (!device.is_cuda()) return CheckResult::fail("needs a CUDA GPU; this device is the CPU");
+  if (device.sm() < kMinimumSm) {
+    return CheckResult::fail("needs a CUDA GPU of SM 8.0 or newer; this is SM " + std::to_string(device.sm_major) + "." +
+                             std::to_string(device.sm_minor));
+  }
+  return CheckResult::pass();
+}
+
+CheckResult CudaMoeBackend::check_problem(const MoeProblem& problem, const DeviceInfo& device) const {
+  if (problem.activation == ActivationType::nvfp4) {
+    return CheckResult::fail("runs W4A16 only (x in BF16 or FP32); W4A4 (activation nvfp4) runs on cpu or ref");
+  }
+  if (problem.experts > cuda_moe::kMaxExperts) {
+    return CheckResult::fail("routes at most " + std::to_string(cuda_moe::kMaxExperts) +
+                             " experts (its routing keeps one logit per expert in shared memory); the layer has " +
+                             std::to_string(problem.experts));
+  }
+  if (!problem.routing_given && problem.tokens > cuda_moe::kMaxRoutedTokens) {
+    return CheckResult::fail("routes at most " + std::to_string(cuda_moe::kMaxRoutedTokens) +
+                             " tokens per call (the router kernel's grid); split the call or give the routing");
+  }
+  if (problem.tokens * problem.top_k >= std::int64_t(INT_MAX)) {
+    return CheckResult::fail("indexes the T·k (token, expert) entries with 32-bit integers; T·k must be below 2^31");
+  }
+  const double workspace = double(cuda_moe::workspace_layout(problem).total);
+  if (device.free_memory_bytes > 0 && workspace > double(device.free_memory_bytes)) {
+    return CheckResult::fail("its per-call workspace needs " + std::to_string(std::int64_t(workspace) >> 20) +
+                             " MiB (h and y for each of the T·k entries) but the GPU has " +
+                             std::to_string(device.free_memory_bytes >> 20) + " MiB free");
+  }
+  return CheckResult::pass();
+}
+
+std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo&) const {
+  const std::int64_t entries = problem.tokens * problem.top_k;
+  const auto gate_up = cuda_moe::grouped_grid(problem.intermediate, problem.experts, entries);
+  const auto down = cuda_moe::grouped_grid(problem.hidden, problem.experts, entries);
+  std::string text = problem.routing_given ? "given routing" : "routing (router logits over E/2 x T/8 blocks; softmax + top-k, one block per token)";
+  text += "; permutation (count, scan, place); gate_up over all active experts in one launch (" +
+          std::to_string(gate_up.row_tiles) + " x " + std::to_string(gate_up.expert_slots) + " blocks); down likewise (" +
+          std::to_string(down.row_tiles) + " x " + std::to_string(down.expert_slots) + " blocks)";
+  if (problem.shared_expert) {
+    text += std::string("; the ") + (problem.shared_dense ? "dense (FP32)" : "NVFP4") + " shared expert on all " +
+            std::to_string(problem.tokens) + " tokens (3 launches)";
+  }
+  return text + "; weighted combine (1 launch); CUDA-core NVFP4 decode";
+}
+
+void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const MutableDenseView& out, const RunContext& context) {
+  const MoeProblem problem = validate_moe_call(call, layer, out, Memory::cuda);
+  const auto& prepared = prepared_moe_as<CudaPreparedMoe>(layer, name());
+  if (problem.tokens == 0) return;
+  if (const CheckResult fits = check_problem(problem, DeviceInfo{}); !fits) {
+    throw Error(ErrorCode::unsupported, "cuda_moe cannot run " + problem.to_string() + ": " + fits.reason);
+  }
+  check_call_pointers(call, out, prepared.device);
+  cuda::DeviceGuard guard(prepared.device);
+  const auto stream = static_cast<cudaStream_t>(context.cuda_stream);
+  const std::int64_t tokens = problem.tokens, hidden = problem.hidden, experts = problem.experts;
+  const int k = problem.top_k;
+
+  const cuda_moe::WorkspaceLayout layout = cuda_moe::workspace_layout(problem);
+  const cuda::StreamBuffer workspace(layout.total, stream, "cuda_moe: the per-call workspace");
+  const cuda_moe::DeviceRows x{call.x.data, call.x.dtype == DType::bf16, call.x.stride()};
+
+  // 1. routing
+  const std::int32_t* ids = call.routing.topk_ids;
+  const float* weights = call.routing.topk_weights;
+  if (ids == nullptr) {
+    auto* routed_ids = at<std::int32_t>(workspace, layout.topk_ids);
+    auto* routed_weights = at<float>(workspace, layout.topk_weights);
+    cuda_moe::launch_route(x, tokens, hidden, prepared.router.as<const float>(), experts, k, call.options.norm_topk_prob,
+                           at<float>(workspace, layout.logits), routed_ids, routed_weights, stream);
+    ids = routed_ids;
+    weights = routed_weights;
+  }
+  // 2. permutation
+  const cuda_moe::PermutationArrays arrays{at<std::int32_t>(workspace, layout.counts),       at<std::int32_t>(workspace, layout.offsets),
+                                           at<std::int32_t>(workspace, layout.cursor),       at<std::int32_t>(workspace, layout.active),
+                                           at<std::int32_t>(workspace, layout.active_count), at<std::int32_t>(workspace, layout.entry_token),
+                                           at<std::int32_t>(workspace, layout.entry_of)};
+  cuda_moe::launch_permute(ids, tokens, k, experts, arrays, stream);
+  // 3, 4. the routed experts, one launch per GEMM
+  cuda_moe::Grouping routed;
+  routed.active_count = arrays.active_count;
+  routed.active = arrays.active;
+  routed.offsets = arrays.offsets;
+  routed.entry_token = arrays.entry_token;
+  routed.expert_slots = cuda_moe::grouped_grid(0, experts, tokens * k).expert_slots;
+  const bool round_to_bf16 = call.x.dtype == DType::bf16;
+  auto* h = at<float>(workspace, layout.intermediate);
+  auto* y = at<float>(workspace, layout.expert_out);
+  cuda_moe::launch_gate_up(prepared.gate_up.view(), x, routed, round_to_bf16, h, stream);
+  cuda_moe::launch_down(prepared.down.view(), h, routed, y, stream);
+  // The shared expert: one group of every token, in slices over grid.y.
+  float* shared_y = nullptr;
+  float* shared_weight = nullptr;
+  if (prepared.has_shared) {
+    const cuda_moe::SingleGroupSplit split = cuda_moe::single_group_split(tokens);
+    cuda_moe::Grouping all_tokens;
+    all_tokens.single_group_entries = tokens;
+    all_tokens.single_group_slice = split.slice;
+    all_tokens.expert_slots = split.slots;
+    auto* shared_h = at<float>(workspace, layout.shared_intermediate);
+    shared_y = at<float>(workspace, layout.shared_out);
+    shared_weight = at<float>(workspace, layout.shared_weight);
+    cuda_moe::launch_gate_up(prepared.shared_gate_up.view(), x, all_tokens, round_to_bf16, shared_h, stream);
+    cuda_moe::launch_down(prepared.shared_down.view(), shared_h, all_tokens, shared_y, stream);
+    cuda_moe::launch_shared_gate(x, tokens, hidden, prepared.shared_gate.as<const float>(), shared_weight, stream);
+  }
+  // 5. combine
+  cuda_moe::launch_combine(y, arrays.entry_of, weights, tokens, k, hidden, shared_y, shared_weight, out, stream);
+}
+
+}  // namespace fp4gemm::moe

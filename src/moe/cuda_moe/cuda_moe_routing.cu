@@ -1,0 +1,281 @@
+// The routing and permutation kernels of `cuda_moe`: router GEMM + softmax + top-k per token,
+// the shared expert's sigmoid gate, and the grouping of (token, slot) entries by expert.
+#include <cuda_bf16.h>
+
+#include <cmath>
+
+#include "backends/cuda_common/cuda_check.hpp"
+#include "moe/cuda_moe/cuda_moe_kernels.hpp"
+#include "moe/cuda_moe/cuda_moe_shape.hpp"
+
+namespace fp4gemm::moe::cuda_moe {
+namespace {
+
+constexpr unsigned kFullMask = 0xFFFFFFFFu;
+constexpr int kRoutingWarps = kRoutingThreads / 32;
+constexpr int kRouterExpertsPerBlock = kRoutingWarps / kRouterSplits;
+
+__device__ __forceinline__ float load_element(const DeviceRows& rows, std::int64_t row, std::int64_t col) {
+  const std::int64_t index = row * rows.stride + col;
+  return rows.bf16 ? __bfloat162float(static_cast<const __nv_bfloat16*>(rows.data)[index])
+                   : static_cast<const float*>(rows.data)[index];
+}
+
+__device__ __forceinline__ double warp_sum(double value) {
+  for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(kFullMask, value, offset);
+  return value;
+}
+
+// x[token]·weight (FP64 products and sum, the lanes' partial sums combined by a fixed butterfly),
+// the same in every lane. The reference adds in index order; the two FP64 sums differ by a few
+// FP64 ulps, which rounding to FP32 removes unless the sum lies within them of an FP32 midpoint.
+__device__ double warp_dot(const DeviceRows& x, std::int64_t token, const float* weight, std::int64_t hidden) {
+  const int lane = threadIdx.x % 32;
+  double sum = 0.0;
+  for (std::int64_t i = lane; i < hidden; i += 32) sum += double(load_element(x, token, i)) * double(weight[i]);
+  return warp_sum(sum);
+}
+
+// Larger logit first; equal logits: the lower expert index first; expert -1 (none) last.
+__device__ __forceinline__ bool ranks_before(float logit, int expert, float other_logit, int other_expert) {
+  if (expert < 0) return false;
+  if (other_expert < 0) return true;
+  return logit > other_logit || (logit == other_logit && expert < other_expert);
+}
+
+// logits[t, e] = x[t]·router[e]: kRouterSplits warps per expert, each over every
+// kRouterSplits-th group of 4 elements (16-byte router loads), their FP64 partial sums added in
+// split order; kRouterTokensPerBlock tokens per block (the router rows are re-read per token from
+// L1/L2). At decode the router streams through E / kRouterExpertsPerBlock blocks with several
+// loads in flight per lane, not through one block per token.
+__global__ void __launch_bounds__(kRoutingThreads)
+router_logits_kernel(DeviceRows x, std::int64_t tokens, std::int64_t hidden, const float* __restrict__ router, int experts,
+                     float* __restrict__ logits) {
+  __shared__ double partial[kRoutingWarps];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int expert = int(blockIdx.x) * kRouterExpertsPerBlock + warp / kRouterSplits;
+  const int split = warp % kRouterSplits;
+  const bool valid = expert < experts;  // whole warps; invalid ones still join the barriers
+  const float4* row = reinterpret_cast<const float4*>(router + std::int64_t(valid ? expert : 0) * hidden);
+  const std::int64_t groups = hidden / 4;  // H is a multiple of 16
+  const std::int64_t first = std::int64_t(blockIdx.y) * kRouterTokensPerBlock;
+  const std::int64_t last = first + kRouterTokensPerBlock < tokens ? first + kRouterTokensPerBlock : tokens;
+  for (std::int64_t token = first; token < last; ++token) {
+    double sum = 0.0;
+    if (valid) {
+#pragma unroll 4
+      for (std::int64_t group = split * 32 + lane; group < groups; group += kRouterSplits * 32) {
+        const float4 weight = __ldg(row + group);
+        const std::int64_t col = 4 * group;
+        // FP64 products of FP32 values are exact, so fma and multiply-then-add agree.
+        sum = fma(double(load_element(x, token, col)), double(weight.x), sum);
+        sum = fma(double(load_element(x, token, col + 1)), double(weight.y), sum);
+        sum = fma(double(load_element(x, token, col + 2)), double(weight.z), sum);
+        sum = fma(double(load_element(x, token, col + 3)), double(weight.w), sum);
+      }
+    }
+    sum = warp_sum(sum);
+    if (lane == 0) partial[warp] = sum;
+    __syncthreads();
+    if (valid && split == 0 && lane == 0) {
+      double total = partial[warp];
+      for (int s = 1; s < kRouterSplits; ++s) total += partial[warp + s];
+      logits[token * experts + expert] = float(total);
+    }
+    __syncthreads();  // `partial` is rewritten for the next token
+  }
+}
+
+// One block per token: the token's logits into shared memory, k block-wide arg-max passes, FP64 softmax.
+__global__ void __launch_bounds__(kRoutingThreads)
+top_k_kernel(const float* __restrict__ all_logits, int experts, int k, bool normalize, std::int32_t* __restrict__ ids,
+             float* __restrict__ weights) {
+  __shared__ float logits[kMaxExperts];
+  __shared__ unsigned char chosen[kMaxExperts];
+  __shared__ int picked[kMaxExperts];
+  __shared__ float warp_logit[kRoutingWarps];
+  __shared__ int warp_expert[kRoutingWarps];
+  __shared__ double warp_total[kRoutingWarps];
+  const std::int64_t token = blockIdx.x;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+  for (int e = threadIdx.x; e < experts; e += kRoutingThreads) logits[e] = all_logits[token * experts + e];
+  for (int e = threadIdx.x; e < experts; e += kRoutingThreads) chosen[e] = 0;
+  __syncthreads();
+  bool local_non_finite = false;
+  for (int e = threadIdx.x; e < experts; e += kRoutingThreads) local_non_finite |= !isfinite(logits[e]);
+  const bool non_finite = __syncthreads_or(local_non_finite) != 0;
+
+  for (int slot = 0; slot < k; ++slot) {
+    float best_logit = 0.0f;
+    int best_expert = -1;
+    for (int e = threadIdx.x; e < experts; e += kRoutingThreads) {
+      if (!chosen[e] && ranks_before(logits[e], e, best_logit, best_expert)) {
+        best_logit = logits[e];
+        best_expert = e;
+      }
+    }
+    for (int offset = 16; offset > 0; offset /= 2) {
+      const float other_logit = __shfl_down_sync(kFullMask, best_logit, offset);
+      const int other_expert = __shfl_down_sync(kFullMask, best_expert, offset);
+      if (ranks_before(other_logit, other_expert, best_logit, best_expert)) {
+        best_logit = other_logit;
+        best_expert = other_expert;
+      }
+    }
+    if (lane == 0) {
+      warp_logit[warp] = best_logit;
+      warp_expert[warp] = best_expert;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int w = 1; w < kRoutingWarps; ++w) {
+        if (ranks_before(warp_logit[w], warp_expert[w], best_logit, best_expert)) {
+          best_logit = warp_logit[w];
+          best_expert = warp_expert[w];
+        }
+      }
+      // NaN logits rank nowhere; any valid index keeps the later kernels in bounds (weights are NaN).
+      if (best_expert < 0) best_expert = slot;
+      picked[slot] = best_expert;
+      chosen[best_expert] = 1;
+    }
+    __syncthreads();
+  }
+
+  // Softmax denominator in FP64, a fixed reduction order (deterministic).
+  const double largest = double(logits[picked[0]]);
+  double partial = 0.0;
+  for (int e = threadIdx.x; e < experts; e += kRoutingThreads) partial += exp(double(logits[e]) - largest);
+  partial = warp_sum(partial);
+  if (lane == 0) warp_total[warp] = partial;
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  double total = 0.0;
+  for (int w = 0; w < kRoutingWarps; ++w) total += warp_total[w];
+  double chosen_total = 0.0;
+  for (int slot = 0; slot < k; ++slot) chosen_total += exp(double(logits[picked[slot]]) - largest) / total;
+  for (int slot = 0; slot < k; ++slot) {
+    const double probability = exp(double(logits[picked[slot]]) - largest) / total;
+    const std::int64_t index = token * k + slot;
+    ids[index] = picked[slot];
+    weights[index] = non_finite ? __int_as_float(0x7FC00000) : float(normalize ? probability / chosen_total : probability);
+  }
+}
+
+__global__ void shared_gate_kernel(DeviceRows x, std::int64_t tokens, std::int64_t hidden, const float* __restrict__ gate,
+                                   float* __restrict__ weights) {
+  const std::int64_t token = std::int64_t(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+  if (token >= tokens) return;  // whole warps leave together
+  const double logit = gate == nullptr ? 0.0 : warp_dot(x, token, gate, hidden);
+  if (threadIdx.x % 32 == 0) weights[token] = gate == nullptr ? 1.0f : float(1.0 / (1.0 + exp(-logit)));
+}
+
+__global__ void count_kernel(const std::int32_t* __restrict__ ids, std::int64_t entries, int experts,
+                             std::int32_t* __restrict__ counts) {
+  const std::int64_t entry = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (entry >= entries) return;
+  const std::int32_t id = ids[entry];
+  if (id >= 0 && id < experts) atomicAdd(&counts[id], 1);
+}
+
+// Exclusive block-wide scan of one int per thread (Hillis-Steele in shared memory); `total` gets the sum.
+__device__ int exclusive_scan(int value, int* scratch, int* total) {
+  const int tid = threadIdx.x;
+  scratch[tid] = value;
+  __syncthreads();
+  for (int offset = 1; offset < kScanThreads; offset *= 2) {
+    const int add = tid >= offset ? scratch[tid - offset] : 0;
+    __syncthreads();
+    scratch[tid] += add;
+    __syncthreads();
+  }
+  const int inclusive = scratch[tid];
+  *total = scratch[kScanThreads - 1];
+  __syncthreads();  // scratch is reused by the next scan
+  return inclusive - value;
+}
+
+// One block: offsets (exclusive scan of counts), cursor = offsets, the active experts ascending.
+__global__ void __launch_bounds__(kScanThreads)
+scan_kernel(const std::int32_t* __restrict__ counts, int experts, std::int32_t* __restrict__ offsets,
+            std::int32_t* __restrict__ cursor, std::int32_t* __restrict__ active, std::int32_t* __restrict__ active_count) {
+  __shared__ int scratch[kScanThreads];
+  const int per_thread = (experts + kScanThreads - 1) / kScanThreads;
+  const int first = threadIdx.x * per_thread, last = min(first + per_thread, experts);
+  int entries = 0, active_experts = 0;
+  for (int e = first; e < last; ++e) {
+    entries += counts[e];
+    active_experts += counts[e] > 0 ? 1 : 0;
+  }
+  int total_entries = 0, total_active = 0;
+  int entry_base = exclusive_scan(entries, scratch, &total_entries);
+  int active_base = exclusive_scan(active_experts, scratch, &total_active);
+  for (int e = first; e < last; ++e) {
+    offsets[e] = entry_base;
+    cursor[e] = entry_base;
+    entry_base += counts[e];
+    if (counts[e] > 0) active[active_base++] = e;
+  }
+  if (threadIdx.x == 0) {
+    offsets[experts] = total_entries;
+    *active_count = total_active;
+  }
+}
+
+__global__ void place_kernel(const std::int32_t* __restrict__ ids, std::int64_t entries, int k, int experts,
+                             std::int32_t* __restrict__ cursor, std::int32_t* __restrict__ entry_token,
+                             std::int32_t* __restrict__ entry_of) {
+  const std::int64_t entry = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (entry >= entries) return;
+  const std::int32_t id = ids[entry];
+  if (id < 0 || id >= experts) {
+    entry_of[entry] = -1;
+    return;
+  }
+  const std::int32_t position = atomicAdd(&cursor[id], 1);
+  entry_token[position] = std::int32_t(entry / k);
+  entry_of[entry] = position;
+}
+
+unsigned blocks_for(std::int64_t threads, int per_block) { return unsigned((threads + per_block - 1) / per_block); }
+
+}  // namespace
+
+void launch_route(const DeviceRows& x, std::int64_t tokens, std::int64_t hidden, const float* router,
+                  std::int64_t experts, int k, bool normalize, float* logits, std::int32_t* ids, float* weights,
+                  cudaStream_t stream) {
+  if (tokens == 0) return;
+  const dim3 logit_grid(blocks_for(experts, kRouterExpertsPerBlock), blocks_for(tokens, int(kRouterTokensPerBlock)));
+  router_logits_kernel<<<logit_grid, kRoutingThreads, 0, stream>>>(x, tokens, hidden, router, int(experts), logits);
+  cuda::check_launch("cuda_moe: launching the router logits kernel");
+  top_k_kernel<<<unsigned(tokens), kRoutingThreads, 0, stream>>>(logits, int(experts), k, normalize, ids, weights);
+  cuda::check_launch("cuda_moe: launching the softmax + top-k kernel");
+}
+
+void launch_shared_gate(const DeviceRows& x, std::int64_t tokens, std::int64_t hidden, const float* gate, float* weights,
+                        cudaStream_t stream) {
+  if (tokens == 0) return;
+  constexpr int kWarps = kElementwiseThreads / 32;
+  shared_gate_kernel<<<blocks_for(tokens, kWarps), kElementwiseThreads, 0, stream>>>(x, tokens, hidden, gate, weights);
+  cuda::check_launch("cuda_moe: launching the shared expert's gate kernel");
+}
+
+void launch_permute(const std::int32_t* ids, std::int64_t tokens, int k, std::int64_t experts,
+                    const PermutationArrays& arrays, cudaStream_t stream) {
+  const std::int64_t entries = tokens * k;
+  if (entries == 0) return;
+  cuda::check_cuda(cudaMemsetAsync(arrays.counts, 0, std::size_t(experts) * sizeof(std::int32_t), stream),
+                   "cuda_moe: zeroing the per-expert counts");
+  count_kernel<<<blocks_for(entries, kElementwiseThreads), kElementwiseThreads, 0, stream>>>(ids, entries, int(experts),
+                                                                                             arrays.counts);
+  cuda::check_launch("cuda_moe: launching the per-expert count kernel");
+  scan_kernel<<<1, kScanThreads, 0, stream>>>(arrays.counts, int(experts), arrays.offsets, arrays.cursor, arrays.active,
+                                              arrays.active_count);
+  cuda::check_launch("cuda_moe: launching the expert offset scan");
+  place_kernel<<<blocks_for(entries, kElementwiseThreads), kElementwiseThreads, 0, stream>>>(
+      ids, entries, k, int(experts), arrays.cursor, arrays.entry_token, arrays.entry_of);
+  cuda::check_launch("cuda_moe: launching the entry placement kernel");
+}
+
+}  // namespace fp4gemm::moe::cuda_moe

@@ -1,0 +1,62 @@
+#include "moe/cuda_moe/cuda_moe_shape.hpp"
+
+#include <algorithm>
+
+namespace fp4gemm::moe::cuda_moe {
+namespace {
+
+constexpr std::size_t kArrayAlignment = 256;
+
+// Appends an array of `bytes` to the layout and returns its offset.
+std::size_t place(std::size_t& total, std::size_t bytes) {
+  const std::size_t offset = (total + kArrayAlignment - 1) / kArrayAlignment * kArrayAlignment;
+  total = offset + bytes;
+  return offset;
+}
+
+}  // namespace
+
+GroupedGrid grouped_grid(std::int64_t rows, std::int64_t experts, std::int64_t entries) {
+  GroupedGrid grid;
+  grid.row_tiles = (rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  grid.expert_slots = std::min(experts, entries);
+  return grid;
+}
+
+SingleGroupSplit single_group_split(std::int64_t entries) {
+  constexpr std::int64_t kMaxGridY = 65535;
+  const std::int64_t chunks = (entries + kTokensPerChunk - 1) / kTokensPerChunk;
+  const std::int64_t chunks_per_slot = std::max<std::int64_t>(1, (chunks + kMaxGridY - 1) / kMaxGridY);
+  SingleGroupSplit split;
+  split.slice = chunks_per_slot * kTokensPerChunk;
+  split.slots = (entries + split.slice - 1) / split.slice;
+  return split;
+}
+
+WorkspaceLayout workspace_layout(const MoeProblem& problem) {
+  const auto tokens = std::size_t(problem.tokens), experts = std::size_t(problem.experts);
+  const std::size_t entries = tokens * std::size_t(problem.top_k);
+  const std::size_t hidden = std::size_t(problem.hidden), intermediate = std::size_t(problem.intermediate);
+  const std::size_t routed = problem.routing_given ? 0 : entries;
+  const bool shared = problem.shared_expert;
+  WorkspaceLayout layout;
+  std::size_t& total = layout.total;
+  layout.logits = place(total, problem.routing_given ? 0 : tokens * experts * sizeof(float));
+  layout.topk_ids = place(total, routed * sizeof(std::int32_t));
+  layout.topk_weights = place(total, routed * sizeof(float));
+  layout.counts = place(total, experts * sizeof(std::int32_t));
+  layout.offsets = place(total, (experts + 1) * sizeof(std::int32_t));
+  layout.cursor = place(total, experts * sizeof(std::int32_t));
+  layout.active = place(total, experts * sizeof(std::int32_t));
+  layout.active_count = place(total, sizeof(std::int32_t));
+  layout.entry_token = place(total, entries * sizeof(std::int32_t));
+  layout.entry_of = place(total, entries * sizeof(std::int32_t));
+  layout.intermediate = place(total, entries * intermediate * sizeof(float));
+  layout.expert_out = place(total, entries * hidden * sizeof(float));
+  layout.shared_intermediate = place(total, shared ? tokens * std::size_t(problem.shared_intermediate) * sizeof(float) : 0);
+  layout.shared_out = place(total, shared ? tokens * hidden * sizeof(float) : 0);
+  layout.shared_weight = place(total, shared ? tokens * sizeof(float) : 0);
+  return layout;
+}
+
+}  // namespace fp4gemm::moe::cuda_moe

@@ -1,0 +1,72 @@
+#pragma once
+// The sizes of the `cuda_moe` launches and of its per-call workspace, as plain host code so the
+// formulas are tested on machines without a GPU (tests/moe/cuda_moe_shape_test.cpp). Every tuned
+// constant of the backend lives here; the kernels include this header too.
+// NOTE: CUDA sources include this header: keep it C++17.
+#include <cstddef>
+#include <cstdint>
+
+#include "fp4gemm/moe/moe_layer.hpp"
+
+namespace fp4gemm::moe::cuda_moe {
+
+// Expert kernels: one warp per output row (gate_up: gate row i and up row i together), so a block
+// covers this many rows of one expert.
+inline constexpr int kWarpsPerBlock = 8;
+inline constexpr int kExpertThreads = kWarpsPerBlock * 32;
+// Rows of x (or h) staged in shared memory at a time: each decoded weight is used this many times.
+inline constexpr int kTokensPerChunk = 8;
+// Elements along K staged per pass: with 32-element units, exactly one unit per lane.
+inline constexpr int kKTile = 1024;
+// Routing and permutation keep one value per expert in shared memory.
+inline constexpr std::int64_t kMaxExperts = 2048;
+inline constexpr int kRoutingThreads = 256;
+// Router logits: warps per expert (each sums every kRouterSplits-th 4-element group of H), and
+// tokens per block (grid.y = ceil(T / this), at most 65535: the token limit).
+inline constexpr int kRouterSplits = 4;
+inline constexpr std::int64_t kRouterTokensPerBlock = 8;
+inline constexpr std::int64_t kMaxRoutedTokens = 65535 * kRouterTokensPerBlock;
+inline constexpr int kScanThreads = 1024;
+inline constexpr int kElementwiseThreads = 256;
+
+// Floats of the staged activation tile: a unit of `unit_elements` consecutive elements (what one
+// lane decodes from one wide load) is stored with one float of padding, so the 32 lanes of a warp,
+// reading element j of 32 different units, hit 32 different shared-memory banks.
+constexpr int staged_floats_per_token(int unit_elements) { return (kKTile / unit_elements) * (unit_elements + 1); }
+inline constexpr int kStagedFloats = kTokensPerChunk * staged_floats_per_token(16);  // the larger of 16 and 32
+
+// 32 elements (two scale blocks, 16 code bytes: one 16-byte load) when K allows, else 16 (8 bytes).
+constexpr int unit_elements_for(std::int64_t k) { return k % 32 == 0 ? 32 : 16; }
+
+// The fixed grid of one grouped expert launch: `rows` output rows per expert in tiles of
+// kWarpsPerBlock, times the most experts that can be active (the host cannot know how many are
+// without a synchronisation; blocks beyond the active count exit at once).
+struct GroupedGrid {
+  std::int64_t row_tiles = 0;
+  std::int64_t expert_slots = 0;
+};
+GroupedGrid grouped_grid(std::int64_t rows, std::int64_t experts, std::int64_t entries);
+
+// The shared expert's launch: one group of all T entries, split over grid.y into `slots` slices
+// of `slice` entries (a multiple of kTokensPerChunk), so T tokens run on T/8 blocks per row tile
+// and not in one block's loop.
+struct SingleGroupSplit {
+  std::int64_t slots = 0, slice = 0;
+};
+SingleGroupSplit single_group_split(std::int64_t entries);
+
+// The per-call scratch space, one stream-ordered allocation carved into 256-byte aligned arrays.
+// Offsets in bytes; an array a call does not need has size 0 (its offset is still valid).
+struct WorkspaceLayout {
+  std::size_t logits = 0;                      // [T, E] float (when the router routes)
+  std::size_t topk_ids = 0, topk_weights = 0;  // [T·k] int32 / float (when the router routes)
+  std::size_t counts = 0, offsets = 0, cursor = 0, active = 0, active_count = 0;  // [E], [E+1], [E], [E], [1] int32
+  std::size_t entry_token = 0, entry_of = 0;  // [T·k] int32: token of a permuted entry; entry of (token, slot)
+  std::size_t intermediate = 0;               // h [T·k, I] float
+  std::size_t expert_out = 0;                 // y [T·k, H] float
+  std::size_t shared_intermediate = 0, shared_out = 0, shared_weight = 0;  // [T, I_s], [T, H], [T] float
+  std::size_t total = 0;
+};
+WorkspaceLayout workspace_layout(const MoeProblem& problem);
+
+}  // namespace fp4gemm::moe::cuda_moe

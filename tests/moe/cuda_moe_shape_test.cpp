@@ -1,0 +1,137 @@
+// The host-side formulas of the `cuda_moe` backend (src/moe/cuda_moe/cuda_moe_shape.hpp): launch
+// grids, the per-call workspace, the staging tile; and where cuda_moe stands in the MoE auto order.
+// These run on every machine; the kernels themselves are tested on the GPU (tests/gpu/moe).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "fp4gemm/moe/moe_runner.hpp"
+#include "moe/cuda_moe/cuda_moe_shape.hpp"
+#include "moe/moe_preference.hpp"
+
+namespace fp4gemm::moe::cuda_moe {
+namespace {
+
+MoeProblem problem(std::int64_t tokens, int k, bool routing_given, bool shared) {
+  MoeProblem p;
+  p.tokens = tokens;
+  p.hidden = 4096;
+  p.intermediate = 1024;
+  p.experts = 512;
+  p.top_k = k;
+  p.routing_given = routing_given;
+  p.shared_expert = shared;
+  p.shared_intermediate = shared ? 512 : 0;
+  return p;
+}
+
+TEST(CudaMoeShape, GroupedGridCoversEveryRowAndTheMostExpertsThatCanBeActive) {
+  const GroupedGrid decode = grouped_grid(1024, 512, 10);  // T = 1, k = 10: at most 10 experts
+  EXPECT_EQ(decode.row_tiles, 1024 / kWarpsPerBlock);
+  EXPECT_EQ(decode.expert_slots, 10);
+  const GroupedGrid prefill = grouped_grid(4096, 512, 40960);
+  EXPECT_EQ(prefill.expert_slots, 512);
+  EXPECT_EQ(grouped_grid(17, 5, 3).row_tiles, 3);  // a partial last tile
+  EXPECT_EQ(grouped_grid(16, 5, 3).row_tiles, 2);
+  // CUDA's grid.y limit: every expert count the backend routes fits.
+  EXPECT_LE(grouped_grid(16, kMaxExperts, 1 << 30).expert_slots, 65535);
+}
+
+TEST(CudaMoeShape, SharedExpertSlicesCoverEveryTokenOnceWithinTheGrid) {
+  for (std::int64_t tokens : {1, 7, 8, 9, 4096, 524280, 3000000}) {
+    const SingleGroupSplit split = single_group_split(tokens);
+    EXPECT_EQ(split.slice % kTokensPerChunk, 0) << tokens;
+    EXPECT_LE(split.slots, 65535) << tokens;
+    EXPECT_GE(split.slots * split.slice, tokens) << tokens;        // every token in a slice
+    EXPECT_LT((split.slots - 1) * split.slice, tokens) << tokens;  // no empty slice
+  }
+  EXPECT_EQ(single_group_split(4096).slots, 512);  // one chunk of 8 tokens per block
+  EXPECT_EQ(single_group_split(1).slots, 1);
+}
+
+TEST(CudaMoeShape, WorkspaceArraysAreAlignedDisjointAndSizedForTheCall) {
+  for (const MoeProblem& p : {problem(1, 10, false, false), problem(7, 3, true, true), problem(4096, 10, false, true)}) {
+    const WorkspaceLayout layout = workspace_layout(p);
+    const std::size_t entries = std::size_t(p.tokens * p.top_k), tokens = std::size_t(p.tokens);
+    const std::size_t routed = p.routing_given ? 0 : entries;
+    const std::size_t shared = p.shared_expert ? 1 : 0;
+    // (offset, bytes) of every array, in layout order.
+    const std::vector<std::pair<std::size_t, std::size_t>> arrays = {
+        {layout.logits, p.routing_given ? 0 : tokens * std::size_t(p.experts) * 4},
+        {layout.topk_ids, routed * 4},
+        {layout.topk_weights, routed * 4},
+        {layout.counts, std::size_t(p.experts) * 4},
+        {layout.offsets, std::size_t(p.experts + 1) * 4},
+        {layout.cursor, std::size_t(p.experts) * 4},
+        {layout.active, std::size_t(p.experts) * 4},
+        {layout.active_count, 4},
+        {layout.entry_token, entries * 4},
+        {layout.entry_of, entries * 4},
+        {layout.intermediate, entries * std::size_t(p.intermediate) * 4},
+        {layout.expert_out, entries * std::size_t(p.hidden) * 4},
+        {layout.shared_intermediate, shared * tokens * std::size_t(p.shared_intermediate) * 4},
+        {layout.shared_out, shared * tokens * std::size_t(p.hidden) * 4},
+        {layout.shared_weight, shared * tokens * 4}};
+    std::size_t end = 0;
+    for (const auto& [offset, bytes] : arrays) {
+      EXPECT_EQ(offset % 256, 0u) << p.to_string();
+      EXPECT_GE(offset, end) << p.to_string() << ": arrays overlap";
+      end = offset + bytes;
+    }
+    EXPECT_EQ(layout.total, end) << p.to_string();
+  }
+  // The decode step of the layer needs well under a MiB; the largest prefill ~ 0.9 GB.
+  EXPECT_LT(workspace_layout(problem(1, 10, false, false)).total, std::size_t(1) << 20);
+  EXPECT_GT(workspace_layout(problem(4096, 10, false, true)).total, std::size_t(40960) * 4096 * 4);
+}
+
+TEST(CudaMoeShape, StagingTileFitsStaticSharedMemoryAndUnitsDivideTheTile) {
+  EXPECT_LE(kStagedFloats * sizeof(float), std::size_t(48) << 10);  // static shared memory limit
+  EXPECT_GE(kStagedFloats, kTokensPerChunk * staged_floats_per_token(32));
+  EXPECT_EQ(kKTile % 32, 0);
+  EXPECT_EQ(kKTile / 32, 32);  // one 32-element unit per lane per tile
+  EXPECT_EQ(unit_elements_for(4096), 32);
+  EXPECT_EQ(unit_elements_for(48), 16);
+  EXPECT_EQ(unit_elements_for(1040), 16);
+  EXPECT_EQ(kExpertThreads, 32 * kWarpsPerBlock);
+  EXPECT_LE(kMaxExperts, 2 * kScanThreads);  // the scan kernel's threads own at most two experts each
+  EXPECT_EQ((kRoutingThreads / 32) % kRouterSplits, 0);  // whole experts per router-logits block
+}
+
+TEST(CudaMoePreference, LeadsTheAmpereAndHopperRowsOnlyWhenCompiledIn) {
+  for (dispatch::ArchFamily family : {dispatch::ArchFamily::sm90, dispatch::ArchFamily::sm8x}) {
+    const MoePreference& preference = moe_preference_for(family);
+    ASSERT_FALSE(preference.order.empty());
+    EXPECT_EQ(preference.order.front(), "cuda_moe");
+    EXPECT_NE(std::string(preference.evidence).find("not yet measured"), std::string::npos);
+  }
+  const MoePreference& host = moe_preference_for(dispatch::ArchFamily::no_gpu);
+  EXPECT_EQ(std::count(host.order.begin(), host.order.end(), "cuda_moe"), 0);
+  const std::vector<std::string> names = moe_backend_names();
+  const bool compiled = std::find(names.begin(), names.end(), "cuda_moe") != names.end();
+#ifdef FP4GEMM_WITH_CUDA
+  EXPECT_TRUE(compiled);
+#else
+  EXPECT_FALSE(compiled);
+#endif
+}
+
+// A runner on a CPU-only device never picks cuda_moe, and on a simulated Hopper with host
+// operands the explain trail still ends in a backend that can run (cuda_moe's canary has no GPU).
+TEST(CudaMoePreference, ACpuRunnerNeverChoosesIt) {
+  MoeRunnerOptions options;
+  options.device = RunnerOptions::kCpuOnly;
+  options.environment = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+  const MoeRunner runner(options);
+  MoeProblem p = problem(2, 2, false, false);
+  p.experts = 8;
+  const MoeExplanation explanation = runner.explain(p);
+  EXPECT_EQ(explanation.choice, "cpu");
+  for (const auto& candidate : explanation.candidates)
+    if (candidate.backend == "cuda_moe") EXPECT_FALSE(candidate.ok);
+}
+
+}  // namespace
+}  // namespace fp4gemm::moe::cuda_moe
