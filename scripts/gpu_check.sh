@@ -98,7 +98,7 @@ fi
 
 if wants sanitize; then
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  kernels='CudaNvfp4Launch*:CudaNvfp4Chained*:CudaNvfp4Wgmma*:CudaNvfp4Prefill*:DequantSlices*:CudaMoe*'
+  kernels='CudaNvfp4Launch*:CudaNvfp4Chained*:CudaNvfp4Wgmma*:CudaNvfp4Prefill*:CudaDequantSlices*:CudaMoe*'
   # Racecheck runs the prefill kernel (16 warps, a 200 KiB shared-memory ring) slowly: its two
   # large-shape tests took the whole run past 420 s on an H200, so racecheck takes only its K-split
   # test, which covers the same code on smaller shapes.

@@ -16,7 +16,7 @@ constexpr std::int64_t kK = 96;
 constexpr std::int64_t kSliceRows = kDequantSliceRowMultiple;
 constexpr std::int64_t kN = 2 * kSliceRows + 44;  // two whole slices and a partial one
 
-class DequantSlices : public ::testing::Test {
+class CudaDequantSlices : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto found = first_gpu();
@@ -57,13 +57,13 @@ class DequantSlices : public ::testing::Test {
   std::unique_ptr<TestStream> stream_;
 };
 
-TEST_F(DequantSlices, PlansThreeSlices) {
+TEST_F(CudaDequantSlices, PlansThreeSlices) {
   const std::string plan = backend_.kernel_plan({8, kN, kK, ActivationType::bf16, DType::f32}, gpu_);
   EXPECT_NE(plan.find("3 slices of 128 rows"), std::string::npos) << plan;
   EXPECT_EQ(backend_.workspace_bytes({8, kN, kK, ActivationType::bf16, DType::bf16}, gpu_), kSliceRows * kK * 2);
 }
 
-TEST_F(DequantSlices, EveryTypeMatchesTheReference) {
+TEST_F(CudaDequantSlices, EveryTypeMatchesTheReference) {
   std::mt19937_64 rng(fresh_seed());
   for (ActivationType activation : {ActivationType::bf16, ActivationType::f32, ActivationType::nvfp4})
     for (DType output : {DType::f32, DType::bf16, DType::f16})
@@ -74,7 +74,7 @@ TEST_F(DequantSlices, EveryTypeMatchesTheReference) {
       }
 }
 
-TEST_F(DequantSlices, DeviceWeightWithSwizzledScales) {
+TEST_F(CudaDequantSlices, DeviceWeightWithSwizzledScales) {
   std::mt19937_64 rng(fresh_seed());
   const GemmCase c{5, kN, kK, ActivationType::bf16, DType::f32};
   const GemmOperands operands = make_operands(c, rng);
@@ -87,14 +87,14 @@ TEST_F(DequantSlices, DeviceWeightWithSwizzledScales) {
   EXPECT_EQ(backend_.prepare(weight.view, gpu_)->resident_bytes, backend_.residency(c.n, c.k).bytes);
 }
 
-TEST_F(DequantSlices, CapturedIntoACudaGraph) {
+TEST_F(CudaDequantSlices, CapturedIntoACudaGraph) {
   std::mt19937_64 rng(fresh_seed());
   const GemmCase c{16, kN, kK, ActivationType::bf16, DType::bf16};
   const GemmOperands operands = make_operands(c, rng);
   expect_matches(operands, operands.weight.view(), c, /*graph=*/true);
 }
 
-TEST_F(DequantSlices, PersistentCopyKeepsTwoBytesAnElement) {
+TEST_F(CudaDequantSlices, PersistentCopyKeepsTwoBytesAnElement) {
   CudaDequantCublasBackend copy(Bf16Weight::persistent_copy);
   EXPECT_EQ(copy.name(), "cuda_bf16_copy");
   std::mt19937_64 rng(fresh_seed());
