@@ -39,6 +39,8 @@ GpuMoeOperands make_operands(const MoeBenchShape& shape, std::vector<moe::TopK> 
     operands.weights.push_back(cuda::upload(routing.weights.data(), routing.weights.size() * 4, "the MoE bench's top-k weights"));
   }
   operands.routings = std::move(routings);
+  // The uploads ran on the legacy stream, which the bench's non-blocking stream does not wait for.
+  check_cuda(cudaDeviceSynchronize(), "bench: uploading the MoE operands");
   return operands;
 }
 

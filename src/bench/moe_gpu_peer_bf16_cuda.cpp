@@ -80,6 +80,7 @@ class CublasBf16GroupedPeer final : public GpuMoePeer {
     h_ = cuda::DeviceBuffer(std::size_t(rows * inter) * 2, "the BF16 peer's h");
     y_ = cuda::DeviceBuffer(std::size_t(rows * hidden) * 2, "the BF16 peer's expert outputs");
     plans_ = upload_plans(operands.routings, shape_.experts);
+    check_cuda(cudaDeviceSynchronize(), "bench: making the BF16 peer's expert copies");  // legacy-stream copies, before our stream reads them
     for (const DevicePlan& device : plans_) {
       std::vector<const void*> gate_up_weights, down_weights;
       for (std::int32_t e : device.plan.experts) {
@@ -133,11 +134,11 @@ class CublasBf16GroupedPeer final : public GpuMoePeer {
           gemm.ldb.data(), gemm.beta.data(), gemm.c_device.as<void* const>(), CUDA_R_16BF, gemm.ldc.data(), groups,
           gemm.group_size.data(), CUBLAS_COMPUTE_32F);
       if (status == CUBLAS_STATUS_SUCCESS) return;
-      if (status != CUBLAS_STATUS_NOT_SUPPORTED || !preparing_) {
-        check_cublas(status, std::string("bench: the BF16 peer's grouped ") + which + " GEMM");
-      }
-      grouped_ = false;  // refused while preparing, outside capture: the per-expert form from now on
-      grouped_refusal_ = cublasGetStatusName(status);
+      if (!preparing_) check_cublas(status, std::string("bench: the BF16 peer's grouped ") + which + " GEMM");
+      // Refused while preparing, outside capture (the status is kept for the note): the per-expert
+      // form from now on, and the grouped GEMMs that did run are simply redone.
+      grouped_ = false;
+      grouped_refusal_ = std::string(which) + ": " + cublasGetStatusName(status);
     }
     for (int i = 0; i < groups; ++i) {
       check_cublas(cublasGemmEx(cublas_->get(), CUBLAS_OP_T, CUBLAS_OP_N, gemm.m[std::size_t(i)], gemm.n[std::size_t(i)],

@@ -45,9 +45,10 @@ std::vector<double> reference_rows(const moe::MoeWeights& weights, const std::ve
 // ‖got − expected‖₂ / ‖expected‖₂; infinity when `got` holds NaN or Inf (a NaN never passes).
 double relative_error(const std::vector<float>& got, const std::vector<double>& expected);
 
-// A relative error above this is a gross error: the peer computes something else. BF16 h and
-// output keep a correct BF16 peer near 1e-2 and E4M3 x, h and weights a correct FP8 peer near
-// 5e-2, while a wrong weight, a missing SiLU or routing weight, or unwritten rows land near 1 or far above.
+// A relative error above this is a gross error: the peer computes something else. BF16 gate_up,
+// h and expert outputs keep a correct BF16 peer below 1e-2; E4M3 x, h and weights (3 mantissa
+// bits, about 5 % per operand) a correct FP8 peer near 0.1. A wrong weight, a missing SiLU or
+// routing weight, or unwritten rows land near 1 or far above.
 inline constexpr double kGrossRelativeError = 0.25;
 
 // "relative error 0.0123 against ref on 4 tokens", with " (GROSS: the result is wrong)" above the bound.
