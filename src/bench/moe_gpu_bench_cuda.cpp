@@ -20,30 +20,6 @@ using cuda::check_cuda;
 // The activation seed of every GPU MoE call (ours and the peers see the same x).
 constexpr std::uint64_t kGpuActivationSeed = 43;
 
-GpuMoeOperands make_operands(const MoeBenchShape& shape, std::vector<moe::TopK> routings) {
-  GpuMoeOperands operands;
-  operands.tokens = routings.front().tokens;
-  operands.hidden = shape.hidden;
-  operands.top_k = shape.top_k;
-  const std::int64_t elements = operands.tokens * shape.hidden;
-  operands.x_values = random_normal_values(elements, kGpuActivationSeed);
-  std::vector<std::uint16_t> bf16(operands.x_values.size());
-  for (std::size_t i = 0; i < bf16.size(); ++i) {
-    bf16[i] = float_to_bf16(operands.x_values[i]);
-    operands.x_values[i] = bf16_to_float(bf16[i]);  // the values every implementation and ref see
-  }
-  operands.x = cuda::upload(bf16.data(), bf16.size() * 2, "the MoE bench's x");
-  operands.out = cuda::DeviceBuffer(std::size_t(elements) * 2, "the MoE bench's output");
-  for (const moe::TopK& routing : routings) {
-    operands.ids.push_back(cuda::upload(routing.ids.data(), routing.ids.size() * 4, "the MoE bench's top-k ids"));
-    operands.weights.push_back(cuda::upload(routing.weights.data(), routing.weights.size() * 4, "the MoE bench's top-k weights"));
-  }
-  operands.routings = std::move(routings);
-  // The uploads ran on the legacy stream, which the bench's non-blocking stream does not wait for.
-  check_cuda(cudaDeviceSynchronize(), "bench: uploading the MoE operands");
-  return operands;
-}
-
 // The rows `indices` of a BF16 [T, H] output as FP32.
 std::vector<float> rows_of(const std::vector<std::uint16_t>& out, std::int64_t hidden, const std::vector<std::int64_t>& indices) {
   std::vector<float> rows;
@@ -214,6 +190,30 @@ MoeResult time_peer(const std::string& name, const MoeBenchLayer& layer, GpuMoeO
 
 }  // namespace
 
+GpuMoeOperands make_gpu_moe_operands(const MoeBenchShape& shape, std::vector<moe::TopK> routings) {
+  GpuMoeOperands operands;
+  operands.tokens = routings.front().tokens;
+  operands.hidden = shape.hidden;
+  operands.top_k = shape.top_k;
+  const std::int64_t elements = operands.tokens * shape.hidden;
+  operands.x_values = random_normal_values(elements, kGpuActivationSeed);
+  std::vector<std::uint16_t> bf16(operands.x_values.size());
+  for (std::size_t i = 0; i < bf16.size(); ++i) {
+    bf16[i] = float_to_bf16(operands.x_values[i]);
+    operands.x_values[i] = bf16_to_float(bf16[i]);  // the values every implementation and ref see
+  }
+  operands.x = cuda::upload(bf16.data(), bf16.size() * 2, "the MoE bench's x");
+  operands.out = cuda::DeviceBuffer(std::size_t(elements) * 2, "the MoE bench's output");
+  for (const moe::TopK& routing : routings) {
+    operands.ids.push_back(cuda::upload(routing.ids.data(), routing.ids.size() * 4, "the MoE bench's top-k ids"));
+    operands.weights.push_back(cuda::upload(routing.weights.data(), routing.weights.size() * 4, "the MoE bench's top-k weights"));
+  }
+  operands.routings = std::move(routings);
+  // The uploads ran on the legacy stream, which the bench's non-blocking stream does not wait for.
+  check_cuda(cudaDeviceSynchronize(), "bench: uploading the MoE operands");
+  return operands;
+}
+
 std::vector<MoeResult> bench_moe_gpu(const MoeBenchLayer& layer, const GpuMoeBenchRequest& request) {
   cuda::DeviceGuard guard(request.device);
   const MoeBenchShape& shape = layer.shape();
@@ -222,7 +222,7 @@ std::vector<MoeResult> bench_moe_gpu(const MoeBenchLayer& layer, const GpuMoeBen
   const moe::MoeWeights weights = layer.weights();
   std::vector<MoeResult> results;
   for (std::int64_t tokens : request.tokens) {
-    GpuMoeOperands operands = make_operands(shape, routing_draws(tokens, shape.experts, shape.top_k, request.routing_seed));
+    GpuMoeOperands operands = make_gpu_moe_operands(shape, routing_draws(tokens, shape.experts, shape.top_k, request.routing_seed));
     const std::int64_t active = mean_active(operands.routings, shape.experts);
     Expected expected;
     expected.indices = check_tokens(tokens, kMoeCheckTokens);

@@ -26,6 +26,10 @@ struct GpuMoeOperands {
   std::vector<cuda::DeviceBuffer> ids, weights;    // per draw: int32 [T, k], FP32 [T, k]
 };
 
+// Random x (standard normal rounded to BF16, the same for every T's first rows), the draws uploaded,
+// the output allocated (not written).
+GpuMoeOperands make_gpu_moe_operands(const MoeBenchShape& shape, std::vector<moe::TopK> routings);
+
 class GpuMoePeer {
  public:
   virtual ~GpuMoePeer() = default;
