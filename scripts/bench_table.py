@@ -68,6 +68,15 @@ def kernel_of(row):
     return text.split(" (")[0].split(":")[0].removesuffix(" kernel").strip()
 
 
+def peer_cells(peer_time, ratio_peers, time):
+    """Each ratio peer's time over ours ("3.00×"), – where the run has none for the row."""
+    cells = []
+    for peer, _ in ratio_peers:
+        other = peer_time(peer)
+        cells.append("–" if other is None else f"{other / time:.2f}×")
+    return cells
+
+
 def table(rows, backend, comparisons):
     grouped = {}
     for row in rows:
@@ -98,10 +107,7 @@ def table(rows, backend, comparisons):
         if has_floor:
             floor = peer_time(FLOOR)
             cells.append("–" if floor is None else f"{floor / time:.2f}")
-        cells += [cell(peer_time(name)) for name in others]
-        for peer, _ in ratio_peers:
-            other = peer_time(peer)
-            cells.append("–" if other is None else f"{other / time:.2f}×")
+        cells += [cell(peer_time(name)) for name in others] + peer_cells(peer_time, ratio_peers, time)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -141,10 +147,7 @@ def moe_table(rows):
         cells = [f"{key[0]}, {key[1]}, {key[2]}, {key[3]}{shared}"] if len(shapes) > 1 else []
         cells += [str(key[5]), str(ours["active_experts"]), ours["backend"], cell(time), cell(ours.get("roofline_us")),
                   cell(ours.get("times_roofline"), 2)]
-        cells += [cell(peer_time(name)) for name in peers]
-        for peer, _ in ratio_peers:
-            other = peer_time(peer)
-            cells.append("–" if other is None else f"{other / time:.2f}×")
+        cells += [cell(peer_time(name)) for name in peers] + peer_cells(peer_time, ratio_peers, time)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
