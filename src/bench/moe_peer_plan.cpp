@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "fp4gemm/error.hpp"
+#include "fp4gemm/format/half.hpp"
 #include "moe/moe_reference.hpp"
 
 namespace fp4gemm::bench {
@@ -79,14 +80,15 @@ std::vector<double> reference_rows(const moe::MoeWeights& weights, const std::ve
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::int64_t i = 0; i < count; ++i) {
     const std::int64_t token = indices[std::size_t(i)];
-    const std::vector<float> row(x.begin() + token * hidden, x.begin() + (token + 1) * hidden);
+    std::vector<std::uint16_t> row(static_cast<std::size_t>(hidden));
+    for (std::int64_t c = 0; c < hidden; ++c) row[std::size_t(c)] = float_to_bf16(x[std::size_t(token * hidden + c)]);
     const std::vector<std::int32_t> ids(routing.ids.begin() + token * k, routing.ids.begin() + (token + 1) * k);
     const std::vector<float> routing_weights(routing.weights.begin() + token * k, routing.weights.begin() + (token + 1) * k);
     moe::MoeCall call;
-    call.x = {row.data(), DType::f32, 1, hidden};
+    call.x = {row.data(), DType::bf16, 1, hidden};
     call.routing = {ids.data(), routing_weights.data()};
     call.options.top_k = k;
-    call.options.activation = ActivationType::f32;
+    call.options.activation = ActivationType::bf16;
     const moe::MoeReference reference = moe::reference_moe(weights, call, 0.0);
     std::copy(reference.values.begin(), reference.values.end(), rows.begin() + i * hidden);
   }

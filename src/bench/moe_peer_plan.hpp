@@ -37,8 +37,10 @@ std::vector<std::int32_t> touched_experts(const std::vector<moe::TopK>& routings
 // at many positions inside their experts' row blocks, not only at the first rows.
 std::vector<std::int64_t> check_tokens(std::int64_t tokens, int count);
 
-// `ref` (moe_reference.hpp, FP64) on the rows `indices` of x [T, H] (host FP32 values) with their
-// routing rows: [indices.size(), H]. The layer's result for a token does not depend on the others.
+// `ref` (moe_reference.hpp, FP64) on the rows `indices` of x [T, H] with their routing rows:
+// [indices.size(), H]. x holds BF16 values (as FP32) and ref takes them as BF16 x, so h is rounded
+// to BF16 between the GEMMs as in the engines' data flow (moe_layer.hpp) and in every timed
+// implementation. The layer's result for a token does not depend on the others.
 std::vector<double> reference_rows(const moe::MoeWeights& weights, const std::vector<float>& x, std::int64_t hidden,
                                    const moe::TopK& routing, const std::vector<std::int64_t>& indices);
 

@@ -76,11 +76,12 @@ TEST(MoePeerPlan, ReferenceRowsMatchTheWholeCallAndTheBoundFlagsAWrongPeer) {
   for (float& value : x) value = bf16_to_float(float_to_bf16(value));
   const std::vector<std::int64_t> indices{1, 4};
   const std::vector<double> rows = reference_rows(weights, x, 32, routing, indices);
+  std::vector<std::uint16_t> x_bf16;
+  for (float value : x) x_bf16.push_back(float_to_bf16(value));
   moe::MoeCall whole;
-  whole.x = {x.data(), DType::f32, 5, 32};
+  whole.x = {x_bf16.data(), DType::bf16, 5, 32};
   whole.routing = {routing.ids.data(), routing.weights.data()};
   whole.options.top_k = 2;
-  whole.options.activation = ActivationType::f32;
   const moe::MoeReference reference = moe::reference_moe(weights, whole, 0.0);
   ASSERT_EQ(rows.size(), 2u * 32u);
   for (std::size_t i = 0; i < 2; ++i)
@@ -95,7 +96,7 @@ TEST(MoePeerPlan, ReferenceRowsMatchTheWholeCallAndTheBoundFlagsAWrongPeer) {
     for (std::int64_t token : indices) picked.insert(picked.end(), out.begin() + token * 32, out.begin() + (token + 1) * 32);
     return picked;
   };
-  EXPECT_LT(relative_error(peer_rows(routing), rows), 1e-4);
+  EXPECT_LT(relative_error(peer_rows(routing), rows), 1e-2) << "FP32 h against ref's BF16 h";
   moe::TopK unweighted = routing;
   for (float& weight : unweighted.weights) weight = 1.0f;
   EXPECT_GT(relative_error(peer_rows(unweighted), rows), kGrossRelativeError) << "dropping the routing weights is gross";
