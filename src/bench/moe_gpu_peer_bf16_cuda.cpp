@@ -80,7 +80,6 @@ class CublasBf16GroupedPeer final : public GpuMoePeer {
     h_ = cuda::DeviceBuffer(std::size_t(rows * inter) * 2, "the BF16 peer's h");
     y_ = cuda::DeviceBuffer(std::size_t(rows * hidden) * 2, "the BF16 peer's expert outputs");
     plans_ = upload_plans(operands.routings, shape_.experts);
-    check_cuda(cudaDeviceSynchronize(), "bench: making the BF16 peer's expert copies");  // legacy-stream copies, before our stream reads them
     for (const DevicePlan& device : plans_) {
       std::vector<const void*> gate_up_weights, down_weights;
       for (std::int32_t e : device.plan.experts) {
@@ -91,6 +90,8 @@ class CublasBf16GroupedPeer final : public GpuMoePeer {
                                             gate_up_.as<std::uint16_t>()));
       down_gemms_.push_back(make_grouped(device.plan, hidden, inter, down_weights, h_.as<std::uint16_t>(), y_.as<std::uint16_t>()));
     }
+    // The copies and uploads ran on the legacy stream, which the bench's non-blocking stream does not wait for.
+    check_cuda(cudaDeviceSynchronize(), "bench: making the BF16 peer's expert copies and pointer arrays");
   }
 
   std::string name() const override { return grouped_ ? "cublas_bf16_grouped" : "cublas_bf16_per_expert"; }

@@ -160,7 +160,8 @@ class CublasLtFp8Peer final : public GpuMoePeer {
     check_cuda(cudaMemset(y_addend_.data(), 0, y_addend_.bytes()), "bench: clearing the FP8 peer's C");
     plans_ = upload_plans(operands.routings, shape_.experts);
     slot_of_ = experts_.slot_of;
-    check_cuda(cudaDeviceSynchronize(), "bench: making the FP8 peer's expert copies");  // legacy-stream copies, before our stream reads them
+    // The copies and uploads ran on the legacy stream, which the bench's non-blocking stream does not wait for.
+    check_cuda(cudaDeviceSynchronize(), "bench: making the FP8 peer's expert copies");
   }
 
   std::string name() const override { return "cublaslt_fp8"; }
