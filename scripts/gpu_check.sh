@@ -10,7 +10,10 @@
 # To make it bench/results/h200.md: unpack results.tgz, then
 #   COMMIT=<built commit> scripts/results_tables.sh --take h200 bench.jsonl bench-pdl-off.jsonl
 # Env: SHAPES ("N K" pairs, default the issue-3 four), MS (default 1,4,16,32,64), SANITIZE=0 skips
-# the sanitizers (a few minutes).
+# the sanitizers (a few minutes). MOE=1 also runs bench --moe on the Qwen3.5-397B-A17B expert layer
+# (E = 512, k = 10, H = 4096, I = 1024) at MOE_TOKENS (default 1,8,64,512,4096) with its GPU peers
+# into bench-moe.jsonl and table-moe.md; bench/results/h200-moe.md is then
+#   COMMIT=<built commit> scripts/results_tables.sh --take h200-moe bench-moe.jsonl
 set -uo pipefail
 bin=$(cd "${1:?folder with fp4gemm, fp4gemm_gpu_tests and lib/}" && pwd)
 out=${2:?output folder}
@@ -43,6 +46,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 python3 "$here/bench_table.py" "$work/bench.jsonl" --compare "PDL off=$work/bench-pdl-off.jsonl" > "$work/table.md" ||
   { status=1; note "no table"; }
 cat "$work/table.md"
+
+if [ "${MOE:-0}" = 1 ]; then
+  "$bin/fp4gemm" bench --moe --experts 512 --topk 10 --hidden 4096 --intermediate 1024 --tokens "${MOE_TOKENS:-1,8,64,512,4096}" \
+    --json > "$work/bench-moe.jsonl" 2>> "$work/bench-stderr.txt" || { status=1; note "bench --moe FAILED"; }
+  python3 "$here/bench_table.py" "$work/bench-moe.jsonl" > "$work/table-moe.md" || { status=1; note "no MoE table"; }
+  cat "$work/table-moe.md"
+  cp "$work/table-moe.md" "$out/table-moe.md" 2>/dev/null
+fi
 
 if [ "${SANITIZE:-1}" != 0 ]; then
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
