@@ -106,6 +106,7 @@ class CublasBf16GroupedPeer final : public GpuMoePeer {
 
   void prepare(cudaStream_t stream) override {
     cublas_ = std::make_unique<CublasHandle>(stream);
+    stream_ = stream;
     preparing_ = true;
     GpuMoePeer::prepare(stream);
     preparing_ = false;
@@ -113,7 +114,10 @@ class CublasBf16GroupedPeer final : public GpuMoePeer {
 
   void enqueue(int draw, cudaStream_t stream) override {
     if (!cublas_) throw_invalid("the BF16 MoE peer ran before prepare()");
-    check_cublas(cublasSetStream(cublas_->get(), stream), "bench: binding the BF16 peer's stream");
+    if (stream != stream_) {  // rebinding resets cuBLAS's workspace: never done per call, nor inside a capture
+      check_cublas(cublasSetStream(cublas_->get(), stream), "bench: binding the BF16 peer's stream");
+      stream_ = stream;
+    }
     const DevicePlan& device = plans_[std::size_t(draw)];
     const std::int64_t rows = operands_.tokens * operands_.top_k, hidden = shape_.hidden, inter = shape_.intermediate;
     gather_rows_bf16(operands_.x.as<std::uint16_t>(), device.gather.as<std::int32_t>(), rows, hidden, gathered_.as<std::uint16_t>(),
@@ -154,6 +158,7 @@ class CublasBf16GroupedPeer final : public GpuMoePeer {
   GpuMoeOperands& operands_;
   MoeBenchShape shape_;
   std::unique_ptr<CublasHandle> cublas_;
+  cudaStream_t stream_ = nullptr;  // the stream cublas_ is bound to
   std::int64_t touched_ = 0;
   TouchedExpertCopies experts_;
   cuda::DeviceBuffer gathered_, gate_up_, h_, y_;
