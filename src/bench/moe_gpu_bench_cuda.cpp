@@ -75,13 +75,15 @@ MoeResult failed(const std::string& name, bool peer, const GpuMoeOperands& opera
   return result;
 }
 
-// Runs one timing; an Error becomes a row that says what failed (a broken context ends the run).
+// Runs one timing; an exception becomes a row that says what failed (a broken context ends the run).
 template <class Timer>
 MoeResult guarded(const std::string& name, bool peer, const GpuMoeOperands& operands, std::int64_t active, Timer timer) {
   try {
     return timer();
   } catch (const Error& error) {
     if (error.code() == ErrorCode::unrecoverable) throw;
+    return failed(name, peer, operands, active, std::string("failed: ") + error.what());
+  } catch (const std::exception& error) {  // host-side (allocation, ...): this row fails, the others still run
     return failed(name, peer, operands, active, std::string("failed: ") + error.what());
   }
 }
