@@ -6,6 +6,9 @@ over its time (when the run timed one), every other backend and peer timed in th
 backend's speedup over each peer the run timed (cuBLAS BF16, cuBLASLt FP8, OpenBLAS SGEMM). Our
 backend is the first of --backend's names that the lines hold, so runs from before and after a
 rename (cuda_decode -> cuda_nvfp4) read alike.
+MoE lines (`fp4gemm bench --moe --json`, "moe": true) make their own table: one row per layer shape
+and token count with the backend that served our layer, its time, the roofline of the experts the
+routing touched and our time over it, every peer's time and each peer's time over ours.
 `--compare LABEL=FILE` adds a column with our backend's time from another run (for example one made
 with FP4GEMM_PDL=0). `--run FILE.run.json` prints a header above the table from that sidecar: its
 title, date, commit and command, the device and ceilings from the bench lines themselves; the
@@ -25,6 +28,9 @@ OUR_BACKENDS = "cuda_nvfp4,cuda_decode,cpu"  # cuda_decode is cuda_nvfp4's forme
 RATIO_PEERS = (("cublas_bf16", "vs BF16"), ("cublaslt_fp8", "vs FP8"), ("openblas_sgemm", "vs SGEMM"))
 FLOOR = "stream_floor"  # a read-only kernel over the weight bytes in the same harness (gpu_stream_floor.hpp)
 RUN_FIELDS = ("title", "date", "commit", "command")
+# The MoE peers (bench/moe_gpu_peers.hpp, bench/moe_bench.hpp) and their ratio columns' labels.
+MOE_RATIO_PEERS = (("cublas_bf16_grouped", "vs BF16 grouped"), ("cublas_bf16_per_expert", "vs BF16 per expert"),
+                   ("cublaslt_fp8", "vs FP8"), ("openblas_sgemm", "vs SGEMM"))
 
 
 def read_lines(paths):
@@ -62,6 +68,15 @@ def kernel_of(row):
     return text.split(" (")[0].split(":")[0].removesuffix(" kernel").strip()
 
 
+def peer_cells(peer_time, ratio_peers, time):
+    """Each ratio peer's time over ours ("3.00×"), – where the run has none for the row."""
+    cells = []
+    for peer, _ in ratio_peers:
+        other = peer_time(peer)
+        cells.append("–" if other is None else f"{other / time:.2f}×")
+    return cells
+
+
 def table(rows, backend, comparisons):
     grouped = {}
     for row in rows:
@@ -92,10 +107,47 @@ def table(rows, backend, comparisons):
         if has_floor:
             floor = peer_time(FLOOR)
             cells.append("–" if floor is None else f"{floor / time:.2f}")
-        cells += [cell(peer_time(name)) for name in others]
-        for peer, _ in ratio_peers:
-            other = peer_time(peer)
-            cells.append("–" if other is None else f"{other / time:.2f}×")
+        cells += [cell(peer_time(name)) for name in others] + peer_cells(peer_time, ratio_peers, time)
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def moe_key(row):
+    return (row["experts"], row["top_k"], row["hidden"], row["intermediate"], row.get("shared_intermediate", 0), row["tokens"])
+
+
+def moe_table(rows):
+    """The MoE table: ours is the line that is not a peer (whichever backend the runner served)."""
+    grouped, peers = {}, []
+    for row in rows:
+        group = grouped.setdefault(moe_key(row), {"peers": {}})
+        if row.get("peer"):
+            group["peers"][row["backend"]] = row
+            if row["backend"] not in peers:
+                peers.append(row["backend"])
+        else:
+            group["ours"] = row
+    shapes = {key[:5] for key in grouped}
+    ratio_peers = [(name, label) for name, label in MOE_RATIO_PEERS if name in peers]
+    header = (["E, k, H, I"] if len(shapes) > 1 else []) + ["tokens", "active experts", "backend", "µs", "roofline µs", "× roofline"]
+    header += [f"{name} µs" for name in peers] + [label for _, label in ratio_peers]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for key in sorted(grouped):
+        group = grouped[key]
+        ours = group.get("ours")
+        if ours is None or not ours.get("ok"):
+            continue
+        time = ours["time_us"]
+
+        def peer_time(name):
+            row = group["peers"].get(name)
+            return row["time_us"] if row is not None and row.get("ok") else None
+
+        shared = f", shared {key[4]}" if key[4] else ""
+        cells = [f"{key[0]}, {key[1]}, {key[2]}, {key[3]}{shared}"] if len(shapes) > 1 else []
+        cells += [str(key[5]), str(ours["active_experts"]), ours["backend"], cell(time), cell(ours.get("roofline_us")),
+                  cell(ours.get("times_roofline"), 2)]
+        cells += [cell(peer_time(name)) for name in peers] + peer_cells(peer_time, ratio_peers, time)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -113,8 +165,7 @@ def read_run(path):
     return run
 
 
-def run_header(run, rows, backend, sources):
-    ours = next(row for row in rows if row.get("backend") == backend)
+def run_header(run, ours, sources):
     lines = [f"# {run['title']}", "",
              f"- **Measured:** {run['date']}, commit `{run['commit']}`, on {ours.get('device', 'an unnamed device')}",
              f"- **Command:** `{run['command']}`"]
@@ -151,10 +202,12 @@ def main(argv):
         here = os.path.dirname(options.run)
         specs += [(label, os.path.join(here, path)) for label, path in run.get("compare", {}).items()]
     rows = list(read_lines(options.files))
+    moe_rows = [row for row in rows if row.get("moe")]
+    rows = [row for row in rows if not row.get("moe")]
     present = {row["backend"] for row in rows}
     names = [name for name in options.backend.split(",") if name]
     backend = next((name for name in names if name in present), None)
-    if backend is None:
+    if backend is None and (rows or not moe_rows):
         parser.error(f"no '{options.backend}' lines in {', '.join(options.files)}")
     comparisons = []
     for label, path in specs:
@@ -163,8 +216,15 @@ def main(argv):
         comparisons.append((label, times_by_key(compared, compared_backend)))
     if run is not None:
         sources = [os.path.basename(path) for path in options.files] + [os.path.basename(path) for _, path in specs]
-        print(run_header(run, rows, backend, sources))
-    print(table(rows, backend, comparisons))
+        ours = next((row for row in rows if row.get("backend") == backend), None)
+        ours = ours or next((row for row in moe_rows if not row.get("peer")), moe_rows[0] if moe_rows else None)
+        print(run_header(run, ours, sources))
+    if rows:
+        print(table(rows, backend, comparisons))
+    if moe_rows:
+        if rows:
+            print()
+        print(moe_table(moe_rows))
     return 0
 
 

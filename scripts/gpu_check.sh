@@ -15,6 +15,7 @@
 #   scripts/gpu_check.sh BIN_DIR OUT_DIR    (BIN_DIR: fp4gemm, fp4gemm_gpu_tests, lib/: an unpacked
 #                                            scripts/gpu_bundle.sh --archive)
 # Then: COMMIT=<built commit> scripts/results_tables.sh --take h200 decode.jsonl decode-pdl-off.jsonl
+#       COMMIT=<built commit> scripts/results_tables.sh --take h200-moe moe.jsonl
 # Env: T_TESTS, T_BENCH (per shape), T_MOE, T_SAN (per tool) in seconds; SHAPES ("N K;N K");
 # OLD_BIN and OLD_BACKEND (default cuda_nvfp4; cuda_decode before the rename).
 set -uo pipefail
@@ -92,8 +93,13 @@ if wants prefill; then
 fi
 
 if wants moe; then
-  step moe "${T_MOE:-240}" "$bin/fp4gemm" bench --moe --tokens "${MOE_TOKENS:-1,8,64,512,4096}" --json \
-    > "$out/moe.jsonl" 2>> "$out/bench-stderr.txt"
+  # The GPU peers' own tests first: a peer that computes garbage must not be timed silently.
+  step moe-peer-tests 120 "$bin/fp4gemm_gpu_tests" --gtest_brief=1 --gtest_filter='GpuMoePeers*' \
+    > "$out/moe-peer-tests.txt" 2>&1
+  # Needs about 20 GB of device memory at T = 4096 (the BF16 peer's copies of the touched experts).
+  step moe "${T_MOE:-300}" "$bin/fp4gemm" bench --moe --experts 512 --topk 10 --hidden 4096 --intermediate 1024 \
+    --tokens "${MOE_TOKENS:-1,8,64,512,4096}" --json > "$out/moe.jsonl" 2>> "$out/bench-stderr.txt"
+  python3 "$here/bench_table.py" "$out/moe.jsonl" > "$out/moe.md" 2>> "$out/bench-stderr.txt" || note "no MoE table"
 fi
 
 if wants sanitize; then

@@ -76,6 +76,9 @@ struct MoeResult {
   int repeats = 0;
   std::string note;
   bool ok = true;
+  // The output against `ref` on a few tokens (moe_peer_plan.hpp); checked_tokens 0: not checked.
+  double relative_error = 0;
+  std::int64_t checked_tokens = 0;
 };
 
 // Routing draws a timing cycles through: repeating one draw would keep its few experts in the

@@ -68,7 +68,8 @@ out=$("$cli" bench --moe --experts 4 --topk 2 --hidden 64 --intermediate 32 --to
   fail "bench --moe failed: $out"
 [ "$(grep -c "openblas_sgemm (peer)" <<< "$out")" -eq 2 ] || fail "bench --moe lacks a peer row per token count: $out"
 grep -q "E=4 k=2 H=64 I=32" <<< "$out" || fail "bench --moe does not state the layer: $out"
-[ "$(grep -E -c "^(cpu|ref) +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x" <<< "$out")" -eq 2 ] ||
+# backend, tokens, active, us, roofline us, time / roofline, ref error (not checked on the CPU), peer / ours.
+[ "$(grep -E -c "^(cpu|ref) +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +- +openblas_sgemm [0-9.]+x$" <<< "$out")" -eq 2 ] ||
   fail "bench --moe lacks our layer's rows with a roofline and a speedup: $out"
 out=$("$cli" bench --moe --config "$models/tiny_moe.json" --tokens 2 --device cpu --json 2>&1) || fail "bench --moe --config failed: $out"
 python3 - <<PY || fail "bench --moe --config --json is wrong: $out"

@@ -2,7 +2,8 @@
 # scripts/bench_table.py on two hand-written bench lines per problem: the row's cells, the ratios
 # against the peers, the comparison column, the stream floor's column, the backend under its old and
 # new name, the kernel column, the run header from a sidecar, and a clear error for input it cannot
-# use; then scripts/results_tables.sh: regeneration, --check and --take.
+# use; MoE lines' own table; then scripts/results_tables.sh: regeneration, --check, --take, and a
+# sidecar written ahead of its first run.
 set -uo pipefail
 script=${BENCH_TABLE:?path to scripts/bench_table.py}
 work=$(mktemp -d)
@@ -91,6 +92,45 @@ COMMIT=def5678 RESULTS_DIR="$results" bash "$tables" --take h200 "$work/kernel.j
 grep -qF "commit \`def5678\`, on" "$results/h200.md" || fail "--take commit: $(head -3 "$results/h200.md")"
 grep -qF -- "- **Measured:** $(date -u +%F)," "$results/h200.md" || fail "--take date: $(head -3 "$results/h200.md")"
 grep -qF '| 4096×4096 | 1 | 4.0 | mma.sync | 3.5 |' "$results/h200.md" || fail "--take tables: $(cat "$results/h200.md")"
+
+# MoE lines (bench --moe --json): their own table, ours whichever backend served, the peers' ratios,
+# – for a peer whose row is not ok; the header from the MoE lines alone.
+moe_line() {  # backend peer tokens active ok [time_us roofline_us times_roofline]
+  local timed=""
+  [ "$5" = true ] && timed=",\"time_us\":$6,\"roofline_us\":$7,\"times_roofline\":$8"
+  printf '{"moe":true,"device":"cuda:0: NVIDIA H200","bandwidth_gbps":4245.6,"compute_tflops":814.37,"backend":"%s","peer":%s,"tokens":%s,"experts":512,"top_k":10,"hidden":4096,"intermediate":1024,"shared_intermediate":0,"active_experts":%s,"ok":%s%s}\n' \
+    "$1" "$2" "$3" "$4" "$5" "$timed"
+}
+{
+  moe_line cuda_moe false 1 10 true 20.0 16.5 1.2121
+  moe_line cublas_bf16_grouped true 1 10 true 120.0 16.5 7.27
+  moe_line cublaslt_fp8 true 1 10 false
+  moe_line cuda_moe false 8 79 true 150.0 122.8 1.2215
+  moe_line cublas_bf16_grouped true 8 79 true 690.0 122.8 5.6
+  moe_line cublaslt_fp8 true 8 79 true 381.0 122.8 3.1
+} > "$work/moe.jsonl"
+out=$(python3 "$script" "$work/moe.jsonl") || fail "MoE exit status $?"
+grep -qF '| tokens | active experts | backend | µs | roofline µs | × roofline | cublas_bf16_grouped µs | cublaslt_fp8 µs | vs BF16 grouped | vs FP8 |' <<< "$out" ||
+  fail "MoE header: $out"
+grep -qF '| 1 | 10 | cuda_moe | 20.0 | 16.5 | 1.21 | 120.0 | – | 6.00× | – |' <<< "$out" || fail "MoE T = 1 row: $out"
+grep -qF '| 8 | 79 | cuda_moe | 150.0 | 122.8 | 1.22 | 690.0 | 381.0 | 4.60× | 2.54× |' <<< "$out" || fail "MoE T = 8 row: $out"
+grep -qF 'N×K' <<< "$out" && fail "an MoE-only file printed a GEMM table: $out"
+cat > "$work/moe.run.json" <<'JSON'
+{"title": "An MoE table", "date": "2026-12-05", "commit": "abc1234", "command": "fp4gemm bench --moe --json"}
+JSON
+out=$(python3 "$script" --run "$work/moe.run.json" "$work/moe.jsonl") || fail "MoE exit status with a sidecar $?"
+grep -qF -- '- **Measured:** 2026-12-05, commit `abc1234`, on cuda:0: NVIDIA H200' <<< "$out" || fail "MoE measured line: $out"
+grep -qF '4246 GB/s, 814 TFLOP/s' <<< "$out" || fail "MoE ceilings: $out"
+# A sidecar written ahead of its first run is skipped (no table without a measurement) until --take brings its lines.
+moe_results="$work/moe-results"; mkdir -p "$moe_results"
+sed 's/"date": "2026-12-05", "commit": "abc1234"/"date": "", "commit": ""/' "$work/moe.run.json" > "$moe_results/h200-moe.run.json"
+RESULTS_DIR="$moe_results" bash "$tables" 2>"$work/err" >/dev/null || fail "results_tables with a sidecar ahead of its run: $(cat "$work/err")"
+[ -e "$moe_results/h200-moe.md" ] && fail "a table was written without a measurement"
+grep -qF 'h200-moe.run.json has no h200-moe.jsonl yet' "$work/err" || fail "skip message: $(cat "$work/err")"
+RESULTS_DIR="$moe_results" bash "$tables" --check 2>/dev/null || fail "--check failed on a sidecar ahead of its run"
+COMMIT=fed4321 RESULTS_DIR="$moe_results" bash "$tables" --take h200-moe "$work/moe.jsonl" >/dev/null 2>&1 || fail "MoE --take exit status $?"
+grep -qF "commit \`fed4321\`, on cuda:0" "$moe_results/h200-moe.md" || fail "MoE --take header: $(head -4 "$moe_results/h200-moe.md" 2>&1)"
+grep -qF '| 8 | 79 | cuda_moe | 150.0 | 122.8 | 1.22 | 690.0 | 381.0 | 4.60× | 2.54× |' "$moe_results/h200-moe.md" || fail "MoE --take table"
 
 if [ $failures -eq 0 ]; then echo "bench_table: all passed"; fi
 exit $failures

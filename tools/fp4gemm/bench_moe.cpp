@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/moe_gpu_bench.hpp"
+#include "bench/moe_report.hpp"
 #include "fp4gemm/error.hpp"
 #include "fp4gemm/io/model_step.hpp"
 #include "moe_execution.hpp"
@@ -19,13 +21,6 @@ bench::MoeBenchShape moe_shape_from_config(const std::string& config, int tp, in
   for (const io::StepGemm& gemm : step.gemms)
     if (gemm.kind == "shared expert" && gemm.gemm.layer.find("gate_up") != std::string::npos) shape.shared_intermediate = gemm.gemm.n / 2;
   return shape;
-}
-
-double moe_roofline_us(const bench::MoeBenchShape& shape, std::int64_t tokens, std::int64_t active_experts,
-                       const bench::Ceilings& ceilings) {
-  const double memory_us = moe_minimal_bytes(shape, tokens, active_experts) / (ceilings.bandwidth_gbps * 1e9) * 1e6;
-  const double compute_us = moe_flops(shape, tokens) / (ceilings.compute_tflops * 1e12) * 1e6;
-  return std::max(memory_us, compute_us);
 }
 
 MoeTimings time_moe_layer(const bench::MoeBenchLayer& layer, const std::vector<std::int64_t>& tokens, const std::string& backend,
@@ -66,44 +61,37 @@ void print_moe_table(const MoeBenchRequest& request, const MoeTimings& timings, 
               ceilings.compute_tflops, ceilings.compute_method.c_str());
   std::printf("MoE layer: %s, %d uniform random routings in turn (seeds from %llu); active = experts a call touches, mean\n",
               request.shape.to_string().c_str(), bench::kRoutingDraws, (unsigned long long)kMoeRoutingSeed);
-  std::printf("%-22s %6s %7s %11s %9s %10s\n", "backend", "tokens", "active", "us", "roofline", "x peer");
+  std::printf("%-24s %6s %7s %11s %11s %9s %10s  %s\n", "backend", "tokens", "active", "us", "roofline us", "x roofline", "ref error",
+              "peer us / our us");
   for (const bench::MoeResult& result : timings.results) {
     const std::string label = result.name + (result.peer ? " (peer)" : "");
     if (!result.ok) {
-      std::printf("%-22s %6lld %7lld  %s\n", label.c_str(), (long long)result.tokens, (long long)result.active_experts, result.note.c_str());
+      std::printf("%-24s %6lld %7lld  %s\n", label.c_str(), (long long)result.tokens, (long long)result.active_experts, result.note.c_str());
       continue;
     }
-    const double roofline = moe_roofline_us(request.shape, result.tokens, result.active_experts, ceilings);
-    char fraction[32] = "-", speedup[32] = "-";
-    if (roofline > 0) std::snprintf(fraction, sizeof fraction, "%.3f", roofline / result.time_us);
-    for (const bench::MoeResult& other : timings.results)
-      if (!result.peer && other.peer && other.ok && other.tokens == result.tokens)
-        std::snprintf(speedup, sizeof speedup, "%.2fx", other.time_us / result.time_us);
-    std::printf("%-22s %6lld %7lld %11.1f %9s %10s\n", label.c_str(), (long long)result.tokens, (long long)result.active_experts,
-                result.time_us, fraction, speedup);
+    const double roofline = bench::moe_roofline_us(request.shape, result.tokens, result.active_experts, ceilings);
+    char multiple[32] = "-", error[32] = "-";
+    if (roofline > 0) std::snprintf(multiple, sizeof multiple, "%.2f", result.time_us / roofline);
+    if (result.checked_tokens > 0) std::snprintf(error, sizeof error, "%.2g", result.relative_error);
+    std::string speedups;
+    for (const auto& [peer, ratio] : bench::moe_speedups(result, timings.results)) {
+      char text[96];
+      std::snprintf(text, sizeof text, "%s%s %.2fx", speedups.empty() ? "" : ", ", peer.c_str(), ratio);
+      speedups += text;
+    }
+    std::printf("%-24s %6lld %7lld %11.1f %11.1f %9s %10s  %s\n", label.c_str(), (long long)result.tokens,
+                (long long)result.active_experts, result.time_us, roofline, multiple, error, speedups.empty() ? "-" : speedups.c_str());
   }
-  std::printf("roofline = max(bytes of the active experts, shared expert, x and y / bandwidth, FLOPs / compute rate) / measured time.\n");
+  std::printf("roofline = max(bytes of the touched experts at 0.5625 B/element, shared expert, x and y / bandwidth, FLOPs / compute "
+              "rate); x roofline = time / roofline; ref error = relative L2 error against ref on a few tokens.\n");
+  // How each implementation ran, once (the first token count's notes; later ones differ only in numbers).
+  for (const bench::MoeResult& result : timings.results)
+    if (result.ok && result.tokens == timings.results.front().tokens) std::printf("  %s: %s\n", result.name.c_str(), result.note.c_str());
 }
 
 void print_moe_json(const MoeBenchRequest& request, const MoeTimings& timings, const bench::Ceilings& ceilings, const std::string& device) {
-  for (const bench::MoeResult& result : timings.results) {
-    nlohmann::json line{{"device", device},     {"moe", true},          {"backend", result.name},
-                        {"peer", result.peer},  {"tokens", result.tokens}, {"experts", request.shape.experts},
-                        {"top_k", request.shape.top_k}, {"hidden", request.shape.hidden}, {"intermediate", request.shape.intermediate},
-                        {"shared_intermediate", request.shape.shared_intermediate}, {"active_experts", result.active_experts},
-                        {"ok", result.ok},      {"note", result.note}};
-    if (result.ok) {
-      line["time_us"] = result.time_us;
-      line["spread"] = result.spread;
-      line["repeats"] = result.repeats;
-      const double roofline = moe_roofline_us(request.shape, result.tokens, result.active_experts, ceilings);
-      if (roofline > 0) {
-        line["roofline_us"] = roofline;
-        line["roofline_fraction"] = roofline / result.time_us;
-      }
-    }
-    std::printf("%s\n", line.dump().c_str());
-  }
+  for (const bench::MoeResult& result : timings.results)
+    std::printf("%s\n", bench::moe_json_line(request.shape, result, timings.results, ceilings, device).dump().c_str());
 }
 
 }  // namespace
@@ -120,17 +108,29 @@ void add_moe_layer_options(CLI::App* command, bench::MoeBenchShape& shape, CLI::
 
 void run_moe_bench(const MoeBenchRequest& request) {
   bench::check_moe_bench_shape(request.shape);
-  if (resolves_to_gpu(request.device) && request.device != "auto") {
-    throw_invalid("--moe runs on the CPU for now (the MoE layer's GPU backends and peers come with its Hopper kernels); use --device cpu");
-  }
-  const DeviceInfo cpu = probe_cpu();
-  const bench::Ceilings ceilings = bench::measure_cpu_ceilings();
-  const bench::MoeBenchLayer layer(request.shape);  // made once for every token count
-  const MoeTimings timings = time_moe_layer(layer, request.tokens, request.backend, !request.no_peers);
-  if (request.json) {
-    print_moe_json(request, timings, ceilings, cpu.to_string());
+  MoeTimings timings;
+  bench::Ceilings ceilings;
+  std::string device_name;
+  if (resolves_to_gpu(request.device)) {
+#ifdef FP4GEMM_WITH_CUDA
+    const DeviceInfo gpu = gpu_device(request.device);
+    device_name = gpu.to_string();
+    ceilings = bench::measure_gpu_ceilings(gpu.index);
+    const bench::MoeBenchLayer layer(request.shape);
+    timings.results = bench::bench_moe_gpu(layer, {gpu.index, request.tokens, request.backend, !request.no_peers, kMoeRoutingSeed});
+#else
+    throw_invalid("this build has no CUDA support; use --device cpu");
+#endif
   } else {
-    print_moe_table(request, timings, ceilings, cpu.to_string());
+    device_name = probe_cpu().to_string();
+    ceilings = bench::measure_cpu_ceilings();
+    const bench::MoeBenchLayer layer(request.shape);  // made once for every token count
+    timings = time_moe_layer(layer, request.tokens, request.backend, !request.no_peers);
+  }
+  if (request.json) {
+    print_moe_json(request, timings, ceilings, device_name);
+  } else {
+    print_moe_table(request, timings, ceilings, device_name);
   }
 }
 

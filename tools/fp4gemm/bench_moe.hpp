@@ -1,7 +1,8 @@
 #pragma once
 // `fp4gemm bench --moe` and the MoE part of `fp4gemm bench --config --tokens`: an MoE layer timed
-// at several token counts through the MoE runner (moe_execution.hpp) beside the OpenBLAS peer,
-// against the roofline of the experts the routing touches.
+// at several token counts through the MoE runner (moe_execution.hpp) beside its peers (OpenBLAS on
+// the CPU; cuBLAS BF16 grouped and cuBLASLt FP8 on a GPU, bench/moe_gpu_bench.hpp), against the
+// roofline of the experts the routing touches (bench/moe_report.hpp).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,11 +29,6 @@ struct MoeTimings {
 // (the runner's choice).
 MoeTimings time_moe_layer(const bench::MoeBenchLayer& layer, const std::vector<std::int64_t>& tokens, const std::string& backend,
                           bool include_peers);
-
-// The roofline time of one call (minimal bytes for `active_experts` at the measured bandwidth, or
-// FLOPs at the compute rate, whichever is longer); 0 when the MoE layer is not in this build.
-double moe_roofline_us(const bench::MoeBenchShape& shape, std::int64_t tokens, std::int64_t active_experts,
-                       const bench::Ceilings& ceilings);
 
 struct MoeBenchRequest {
   bench::MoeBenchShape shape;

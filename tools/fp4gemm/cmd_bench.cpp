@@ -173,7 +173,8 @@ const RegisterCommand registration([](CLI::App& app) {
   command->add_option("--ep", options->ep, "Expert parallelism: the experts split over this many GPUs (with --tokens or --moe)")
       ->check(CLI::PositiveNumber);
   auto* moe = command->add_flag("--moe", options->moe,
-                                "Time an MoE layer (random NVFP4 experts, uniform random routing) beside the OpenBLAS peer; its "
+                                "Time an MoE layer (random NVFP4 experts, uniform random routing) beside its peers (OpenBLAS on the CPU; cuBLAS BF16 "
+                                "grouped and cuBLASLt FP8 on a GPU); its "
                                 "shape from --config or --experts/--topk/--hidden/--intermediate");
   add_moe_layer_options(command, options->moe_shape, moe, config);
   command->add_option("--shared-intermediate", options->moe_shape.shared_intermediate,

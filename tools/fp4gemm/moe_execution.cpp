@@ -3,9 +3,6 @@
 #include "moe_execution.hpp"
 
 namespace fp4gemm::cli {
-namespace {
-
-}  // namespace
 
 // Routing: the call's TopK when it has ids (the bench), else the layer's router (`fp4gemm moe`).
 PreparedMoeCall prepare_moe_call(const moe::MoeWeights& weights, const std::string& backend, const moe::MoeOptions& options,
@@ -40,21 +37,5 @@ PreparedMoeCall prepare_moe_call(const moe::MoeWeights& weights, const std::stri
   prepared.explanation = [runner, last_problem] { return runner->explain(*last_problem).to_text(); };
   return prepared;
 }
-
-namespace {
-
-// A BF16 call with given routing on a bench layer of `shape`.
-moe::MoeProblem bench_problem(const bench::MoeBenchShape& shape, std::int64_t tokens) {
-  return {tokens, shape.hidden, shape.intermediate, shape.experts, shape.top_k, ActivationType::bf16, DType::bf16, true,
-          shape.shared_intermediate > 0, shape.shared_intermediate, false};
-}
-
-}  // namespace
-
-double moe_minimal_bytes(const bench::MoeBenchShape& shape, std::int64_t tokens, std::int64_t active_experts) {
-  return bench_problem(shape, tokens).minimal_bytes(active_experts);
-}
-
-double moe_flops(const bench::MoeBenchShape& shape, std::int64_t tokens) { return bench_problem(shape, tokens).flops(); }
 
 }  // namespace fp4gemm::cli

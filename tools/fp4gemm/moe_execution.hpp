@@ -1,6 +1,5 @@
 #pragma once
-// The CLI's one seam to the MoE layer: a layer prepared for moe::MoeRunner as the bench's call,
-// and MoeProblem's byte and FLOP counts for the bench's roofline.
+// The CLI's one seam to the MoE layer: a layer prepared for moe::MoeRunner as the bench's call.
 #include <functional>
 #include <memory>
 #include <string>
@@ -22,9 +21,5 @@ struct PreparedMoeCall {
 // it is given.
 PreparedMoeCall prepare_moe_call(const moe::MoeWeights& weights, const std::string& backend, const moe::MoeOptions& options,
                                  const std::string& profile_path = "");
-// moe::MoeProblem's minimal bytes (for `active_experts`) and FLOPs of a BF16 call with given
-// routing on a layer of `shape` (its shared expert NVFP4).
-double moe_minimal_bytes(const bench::MoeBenchShape& shape, std::int64_t tokens, std::int64_t active_experts);
-double moe_flops(const bench::MoeBenchShape& shape, std::int64_t tokens);
 
 }  // namespace fp4gemm::cli

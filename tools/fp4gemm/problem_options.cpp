@@ -113,20 +113,24 @@ bool resolves_to_gpu(const std::string& device_text) {
   return device_choice.device != RunnerOptions::kCpuOnly;
 }
 
+DeviceInfo gpu_device(const std::string& device_text) {
+  RunnerOptions device_choice;
+  dispatch::apply_device_arguments(device_choice, device_text, 0, 0);
+  const auto gpus = probe_cuda_devices();
+  const int index = device_choice.device == RunnerOptions::kFirstGpu ? 0 : device_choice.device;
+  if (index < 0 || index >= int(gpus.size())) throw_invalid("no CUDA device " + std::to_string(index) + ": " + cuda_unavailable_reason());
+  return gpus[std::size_t(index)];
+}
+
 BenchRun run_benchmark(const std::string& device_text, const std::vector<GemmProblem>& problems, const std::string& backend,
                        bool no_peers) {
   BenchRun run;
   if (resolves_to_gpu(device_text)) {
 #ifdef FP4GEMM_WITH_CUDA
-    RunnerOptions device_choice;
-    dispatch::apply_device_arguments(device_choice, device_text, 0, 0);
-    const auto gpus = probe_cuda_devices();
-    const int index = device_choice.device == RunnerOptions::kFirstGpu ? 0 : device_choice.device;
-    if (index < 0 || index >= int(gpus.size())) throw_invalid("no CUDA device " + std::to_string(index) + ": " + cuda_unavailable_reason());
-    run.device = gpus[std::size_t(index)];
+    run.device = gpu_device(device_text);
     run.device_name = run.device.to_string();
-    run.ceilings = bench::measure_gpu_ceilings(index);
-    run.results = bench::bench_gpu(index, problems, backends_for(backend, run.device), !no_peers);
+    run.ceilings = bench::measure_gpu_ceilings(run.device.index);
+    run.results = bench::bench_gpu(run.device.index, problems, backends_for(backend, run.device), !no_peers);
 #else
     throw_invalid("this build has no CUDA support; use --device cpu");
 #endif

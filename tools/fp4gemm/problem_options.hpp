@@ -42,6 +42,10 @@ std::vector<std::int64_t> parse_m_list(const std::vector<std::string>& lists);
 // Whether `device_text` (auto, cpu, I or cuda:I) means a GPU here: auto does when one is present.
 bool resolves_to_gpu(const std::string& device_text);
 
+// The CUDA device `device_text` (auto, I or cuda:I) names, auto meaning the first; throws
+// Error(invalid_argument) when there is no such device.
+DeviceInfo gpu_device(const std::string& device_text);
+
 // One benchmark run: the device it ran on, the ceilings measured there and every result.
 struct BenchRun {
   std::string device_name;
