@@ -8,6 +8,7 @@
 
 #include "bench/model_step_report.hpp"
 #include "bench_moe.hpp"
+#include "fp4gemm/error.hpp"
 #include "fp4gemm/io/model_step.hpp"
 #include "moe_execution.hpp"
 #include "problem_options.hpp"
@@ -51,8 +52,8 @@ std::string shape_name(const io::StepGemm& gemm) {
   return gemm.gemm.layer + " " + std::to_string(gemm.gemm.n) + "x" + std::to_string(gemm.gemm.k);
 }
 
-// The parts of the step at `tokens`. The MoE layer is the runner's measured time when the layer is
-// built and runs here (the CPU), else its expert GEMMs; its peers likewise.
+// The parts of the step at `tokens`. The MoE layer is the MoE runner's measured time on the bench's
+// device when that timing succeeded, else an estimate from its expert GEMMs; its peers likewise.
 std::vector<bench::StepPart> step_parts(const io::ModelStep& step, std::int64_t tokens, const BenchRun& run,
                                         const MoeTimings* moe_timings, std::string& moe_method) {
   std::vector<bench::StepPart> parts;
@@ -147,12 +148,19 @@ void run_model_step_report(const ModelStepRequest& request) {
   }
   const BenchRun run = run_benchmark(request.device, problems, request.backend, request.no_peers);
 
-  // The whole MoE layer through the runner where it runs (the CPU); the GPU has no MoE backend yet.
+  // The whole MoE layer through the MoE runner on the same device (on a GPU, cuda_moe when it
+  // serves, beside the GPU MoE peers), instead of an estimate from its expert GEMMs.
   MoeTimings moe_timings;
-  const bool time_layer = step.moe && run.device.kind == DeviceInfo::Kind::cpu;
+  const bool time_layer = step.moe.has_value();
   if (time_layer) {
     const bench::MoeBenchLayer layer({step.moe->experts, step.moe->hidden, step.moe->intermediate, 0, step.moe->top_k, step.moe->norm_topk_prob});
-    moe_timings = time_moe_layer(layer, request.tokens, "", !request.no_peers);
+    try {
+      moe_timings = time_moe_layer_on(run.device, layer, request.tokens, "", !request.no_peers);
+    } catch (const Error& error) {
+      if (error.code() == ErrorCode::unrecoverable) throw;  // the CUDA context is gone
+      std::fprintf(stderr, "bench: the MoE layer could not be timed whole (%s); estimating it from its expert GEMMs\n",
+                   error.what());
+    }
   }
   if (!request.json) {
     std::printf("model: %s (%s), %lld layers, per GPU of --tp %d --ep %d\n", request.config.c_str(), step.model_type.c_str(),

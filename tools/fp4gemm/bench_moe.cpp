@@ -52,6 +52,18 @@ MoeTimings time_moe_layer(const bench::MoeBenchLayer& layer, const std::vector<s
   return timings;
 }
 
+MoeTimings time_moe_layer_on(const DeviceInfo& device, const bench::MoeBenchLayer& layer,
+                             const std::vector<std::int64_t>& tokens, const std::string& backend, bool include_peers) {
+  if (!device.is_cuda()) return time_moe_layer(layer, tokens, backend, include_peers);
+#ifdef FP4GEMM_WITH_CUDA
+  MoeTimings timings;
+  timings.results = bench::bench_moe_gpu(layer, {device.index, tokens, backend, include_peers, kMoeRoutingSeed});
+  return timings;
+#else
+  throw_invalid("this build has no CUDA support; use --device cpu");
+#endif
+}
+
 namespace {
 
 void print_moe_table(const MoeBenchRequest& request, const MoeTimings& timings, const bench::Ceilings& ceilings,
@@ -117,7 +129,7 @@ void run_moe_bench(const MoeBenchRequest& request) {
     device_name = gpu.to_string();
     ceilings = bench::measure_gpu_ceilings(gpu.index);
     const bench::MoeBenchLayer layer(request.shape);
-    timings.results = bench::bench_moe_gpu(layer, {gpu.index, request.tokens, request.backend, !request.no_peers, kMoeRoutingSeed});
+    timings = time_moe_layer_on(gpu, layer, request.tokens, request.backend, !request.no_peers);
 #else
     throw_invalid("this build has no CUDA support; use --device cpu");
 #endif

@@ -30,6 +30,11 @@ struct MoeTimings {
 MoeTimings time_moe_layer(const bench::MoeBenchLayer& layer, const std::vector<std::int64_t>& tokens, const std::string& backend,
                           bool include_peers);
 
+// The same on `device`: on a GPU the runner's backend there beside the GPU peers
+// (bench/moe_gpu_bench.hpp), on the CPU time_moe_layer. A GPU in a build without CUDA is an error.
+MoeTimings time_moe_layer_on(const DeviceInfo& device, const bench::MoeBenchLayer& layer,
+                             const std::vector<std::int64_t>& tokens, const std::string& backend, bool include_peers);
+
 struct MoeBenchRequest {
   bench::MoeBenchShape shape;
   std::vector<std::int64_t> tokens;
