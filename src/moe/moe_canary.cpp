@@ -6,9 +6,9 @@
 #include <random>
 
 #include "dispatch/runner_pieces.hpp"
-#include "dispatch/staging.hpp"
 #include "moe/moe_reference.hpp"
 #include "moe/moe_runner_state.hpp"
+#include "moe/moe_staging.hpp"
 #include "moe/random_moe_layer.hpp"
 
 namespace fp4gemm::moe {
@@ -21,46 +21,6 @@ constexpr int kCanaryTopK = 2;
 // As the dense canary: any correct FP32-accumulating backend is far inside it, a wrong layout,
 // expert, scale or weight far outside.
 constexpr double kCanaryAccumulationError = 1e-3;
-
-// A host buffer's copy in `memory` (itself when that is host memory).
-struct StagedBytes {
-  std::unique_ptr<dispatch::StagingBuffer> buffer;
-  void* data = nullptr;
-};
-StagedBytes stage(const void* host, std::size_t bytes, Memory memory, int device) {
-  if (memory == Memory::host) return {nullptr, const_cast<void*>(host)};
-  StagedBytes staged{std::make_unique<dispatch::StagingBuffer>(memory, bytes, device), nullptr};
-  staged.data = staged.buffer->data();
-  dispatch::copy_rows(staged.data, bytes, memory, host, bytes, Memory::host, bytes, 1, device, nullptr);
-  return staged;
-}
-
-// Runs the canary call with its operands in the backend's memory (copied there and back for a
-// GPU backend), the result in the host `out`.
-void run_in_backend_memory(MoeBackend& backend, const PreparedMoe& prepared, const MoeCall& host_call,
-                           const MutableDenseView& out, int device) {
-  const Memory memory = backend.memory();
-  if (memory == Memory::host) return backend.run(host_call, prepared, out, {});
-  const DenseView& x = host_call.x;
-  const std::size_t x_bytes = std::size_t(x.rows * x.cols) * dtype_size(x.dtype);
-  const std::size_t routing_entries = std::size_t(x.rows) * std::size_t(host_call.options.top_k);
-  const bool given = host_call.routing.topk_ids != nullptr;
-  const StagedBytes staged_x = stage(x.data, x_bytes, memory, device);
-  const StagedBytes ids = given ? stage(host_call.routing.topk_ids, routing_entries * sizeof(std::int32_t), memory, device) : StagedBytes{};
-  const StagedBytes weights = given ? stage(host_call.routing.topk_weights, routing_entries * sizeof(float), memory, device) : StagedBytes{};
-  const std::size_t out_bytes = std::size_t(out.rows * out.cols) * dtype_size(out.dtype);
-  const StagedBytes staged_out = stage(out.data, out_bytes, memory, device);  // carries the poison over
-  MoeCall call = host_call;
-  call.x = {staged_x.data, x.dtype, x.rows, x.cols, 0, memory, device};
-  if (given) {
-    call.routing.topk_ids = static_cast<const std::int32_t*>(ids.data);
-    call.routing.topk_weights = static_cast<const float*>(weights.data);
-    call.routing.memory = memory;
-    call.routing.device = device;
-  }
-  backend.run(call, prepared, {staged_out.data, out.dtype, out.rows, out.cols, 0, memory, device}, {});
-  dispatch::copy_rows(out.data, out_bytes, Memory::host, staged_out.data, out_bytes, memory, out_bytes, 1, device, nullptr);
-}
 
 }  // namespace
 
@@ -124,7 +84,7 @@ CanaryReport run_moe_canary(MoeBackend& backend, const DeviceInfo& device, const
   const MutableDenseView out{bytes.data(), served.output, kCanaryTokens, kCanaryHidden, 0, Memory::host, 0};
   try {
     const auto prepared = backend.prepare(layer.weights, device);
-    run_in_backend_memory(backend, *prepared, call, out, device.index);
+    run_moe_in_backend_memory(backend, *prepared, call, out, {}, device.index, /*carry_output=*/true);  // the poison too
   } catch (const Error& error) {
     if (error.code() == ErrorCode::unrecoverable) throw;
     report.reason = std::string("threw: ") + error.what() + replay;

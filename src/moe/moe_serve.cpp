@@ -4,6 +4,7 @@
 // candidate re-runs the whole layer into `out`. A wrong answer in the canary quarantines the backend.
 #include "dispatch/runner_pieces.hpp"
 #include "moe/moe_runner_state.hpp"
+#include "moe/moe_staging.hpp"
 
 namespace fp4gemm::moe {
 namespace {
@@ -35,6 +36,11 @@ std::optional<std::string> ensure_canary(MoeRunnerState& state, MoeBackendSlot& 
 
 void serve_moe(MoeRunnerState& state, const MoeCall& call, MoeLayerState& layer, const MutableDenseView& out,
                const RunContext& context, const MoeProblem& problem) {
+  if (call.x.memory == Memory::cuda && !state.primary.is_cuda()) {
+    throw Error(ErrorCode::unsupported, "the MoE operands are in GPU memory but this runner runs on " +
+                                            state.primary.to_string() + " only: pass x and the output in host memory, "
+                                            "or make the runner on the GPU");
+  }
   MoePlan plan;
   {
     std::lock_guard<std::mutex> lock(state.mutex);
@@ -46,16 +52,8 @@ void serve_moe(MoeRunnerState& state, const MoeCall& call, MoeLayerState& layer,
   }
   std::string causes;
   const auto note = [&](const std::string& cause) { causes += (causes.empty() ? "" : "; ") + cause; };
-  bool attempted = false;  // whether any candidate could take the operands where they are
   for (const std::string& name : plan.order) {
     MoeBackendSlot& slot = *state.find(name);
-    if (slot.backend->memory() != call.x.memory) {
-      note(name + ": runs on " + to_string(slot.backend->memory()) + " memory, the operands are in " +
-           to_string(call.x.memory) + " memory");
-      if (plan.strict) break;
-      continue;
-    }
-    attempted = true;
     if (state.options.canary) {
       if (const auto quarantine = ensure_canary(state, slot, problem)) {
         state.warn_once("quarantine:" + name, "MoE backend '" + name + "' is quarantined: its canary " + *quarantine +
@@ -68,8 +66,11 @@ void serve_moe(MoeRunnerState& state, const MoeCall& call, MoeLayerState& layer,
     std::exception_ptr failure;
     try {
       std::lock_guard<std::mutex> run_lock(slot.run_mutex);
-      const auto prepared = layer.layout_for(*slot.backend, state.device_for(*slot.backend));
-      slot.backend->run(call, *prepared, out, context);
+      const DeviceInfo& device = state.device_for(*slot.backend);
+      const auto prepared = layer.layout_for(*slot.backend, device);
+      // Operands in the other memory are staged (copied there and back), as the dense runner does.
+      const int gpu = device.is_cuda() ? device.index : call.x.device;
+      run_moe_in_backend_memory(*slot.backend, *prepared, call, out, context, gpu, /*carry_output=*/false);
       return;
     } catch (const Error& error) {
       if (error.code() == ErrorCode::unrecoverable) throw;
@@ -87,11 +88,6 @@ void serve_moe(MoeRunnerState& state, const MoeCall& call, MoeLayerState& layer,
                     "MoE backend '" + name + "' failed on " + problem.to_string() + ": " + cause +
                         (plan.strict ? "" : "; using the next candidate for this problem from now on"));
     if (plan.strict) break;
-  }
-  if (!attempted) {
-    throw Error(ErrorCode::unsupported, "no candidate MoE backend of this runner takes operands in " +
-                                            std::string(to_string(call.x.memory)) + " memory (" + causes +
-                                            "); pass x and the output in host memory");
   }
   if (plan.strict) {
     throw Error(ErrorCode::backend_failure, "MoE backend '" + plan.order.front() + "', requested by " +

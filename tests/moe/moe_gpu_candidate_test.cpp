@@ -1,7 +1,8 @@
 // How the MoE runner treats a backend that computes in GPU memory (cuda_moe's place in the auto
-// order), checked on any machine with a stand-in backend of that name: host operands are never
-// given to it, even on a GPU device where it leads the order; its canary does not run (and does not
-// quarantine it) on a simulated GPU with no hardware behind it.
+// order), checked on any machine with a stand-in backend of that name: on a simulated GPU with no
+// hardware behind it, its canary cannot prove it, so host operands (which a real GPU backend would
+// get staged into GPU memory) are served by a host backend and the stand-in is never touched; its
+// canary does not run there (and run_all_canaries does not quarantine it).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -44,7 +45,7 @@ MoeRunnerOptions simulated_hopper(const std::shared_ptr<GpuMemoryStandIn>& stand
   return options;
 }
 
-TEST(MoeGpuCandidate, HostOperandsGoToAHostBackendOnAGpuDevice) {
+TEST(MoeGpuCandidate, AnUnprovenGpuBackendNeverTouchesHostOperands) {
   const auto stand_in = std::make_shared<GpuMemoryStandIn>();
   MoeRunner runner(simulated_hopper(stand_in));
   MoeCase c;
