@@ -64,6 +64,7 @@ struct ResidentMemory {
   std::int64_t host_bytes = 0;
   std::map<std::string, std::int64_t> by_backend;  // layout bytes per backend ("source copy": the host copies)
   std::int64_t total() const { return device_bytes + host_bytes; }
+  ResidentMemory& operator+=(const ResidentMemory& other);
 };
 
 namespace dispatch {

@@ -136,12 +136,7 @@ ResidentMemory weight_resident(std::int64_t id) {
   const auto found = s.weights.find(id);
   if (found == s.weights.end()) throw_invalid("resident: weight id " + std::to_string(id) + " is not a prepared weight");
   ResidentMemory total;
-  for (const auto& [runner, handle] : found->second.handles) {
-    const ResidentMemory held = handle.resident();
-    total.device_bytes += held.device_bytes;
-    total.host_bytes += held.host_bytes;
-    for (const auto& [backend, bytes] : held.by_backend) total.by_backend[backend] += bytes;
-  }
+  for (const auto& [runner, handle] : found->second.handles) total += handle.resident();
   return total;
 }
 

@@ -18,6 +18,13 @@ std::vector<std::string> WeightHandle::prepared_backends() const {
   return names;
 }
 
+ResidentMemory& ResidentMemory::operator+=(const ResidentMemory& other) {
+  device_bytes += other.device_bytes;
+  host_bytes += other.host_bytes;
+  for (const auto& [backend, bytes] : other.by_backend) by_backend[backend] += bytes;
+  return *this;
+}
+
 ResidentMemory WeightHandle::resident() const {
   ResidentMemory total;
   if (state_) dispatch::add_resident(*state_, total);

@@ -121,10 +121,15 @@ PrefillWorkspace prefill_workspace(const GemmProblem& problem, std::int64_t chun
   return workspace;
 }
 
-// The wgmma kernels' per-call allocation (PackedActivations below).
-std::int64_t wgmma_workspace_bytes(std::int64_t chunks, int tokens, int stream_ctas, std::int64_t slot_bytes) {
-  return round_up_256(chunks * cuda_nvfp4::packed_chunk_bytes(tokens)) + round_up_256(std::int64_t(stream_ctas) * 4) +
-         std::int64_t(stream_ctas) * slot_bytes;
+// The wgmma kernels' per-call allocation (PackedActivations below): the packed activations, then
+// (stream-K only) a flag per CTA and a slot of partial sums per CTA, each part 256-byte aligned.
+struct WgmmaWorkspace {
+  std::int64_t packed_bytes = 0, flag_bytes = 0, partial_bytes = 0;
+  std::int64_t total() const { return packed_bytes + flag_bytes + partial_bytes; }
+};
+WgmmaWorkspace wgmma_workspace(std::int64_t chunks, int tokens, int stream_ctas, std::int64_t slot_bytes) {
+  return {round_up_256(chunks * cuda_nvfp4::packed_chunk_bytes(tokens)), round_up_256(std::int64_t(stream_ctas) * 4),
+          std::int64_t(stream_ctas) * slot_bytes};
 }
 
 void run_prefill(const cuda_nvfp4::Plan& plan, const DecodeWeight& prepared, const void* activations, std::int64_t activation_stride,
@@ -161,21 +166,19 @@ class PackedActivations {
   PackedActivations(const GemmProblem& problem, const DecodeWeight& prepared, const std::uint16_t* activations,
                     std::int64_t activation_stride, int tokens, bool programmatic, cudaStream_t stream, int stream_ctas = 0,
                     std::size_t slot_bytes = 0)
-      : packed_bytes_(round_up_256(static_cast<std::size_t>(prepared.chunks * cuda_nvfp4::packed_chunk_bytes(tokens)))),
-        flag_bytes_(round_up_256(std::size_t(stream_ctas) * sizeof(unsigned))),
-        buffer_(std::size_t(wgmma_workspace_bytes(prepared.chunks, tokens, stream_ctas, std::int64_t(slot_bytes))), stream,
-                "cuda_nvfp4: packed activations") {
+      : layout_(wgmma_workspace(prepared.chunks, tokens, stream_ctas, std::int64_t(slot_bytes))),
+        buffer_(std::size_t(layout_.total()), stream, "cuda_nvfp4: packed activations") {
     cuda::check_cuda(cuda_nvfp4::launch_pack_activations(activations, activation_stride, int(problem.m), int(problem.k), tokens,
                                                           int(prepared.chunks), buffer_.data(), flags(), stream_ctas, programmatic,
                                                           stream),
                      "cuda_nvfp4: packing the activations");
   }
   const void* data() const { return buffer_.data(); }
-  unsigned* flags() const { return reinterpret_cast<unsigned*>(buffer_.as<std::uint8_t>() + packed_bytes_); }
-  void* partials() const { return buffer_.as<std::uint8_t>() + packed_bytes_ + flag_bytes_; }
+  unsigned* flags() const { return reinterpret_cast<unsigned*>(buffer_.as<std::uint8_t>() + layout_.packed_bytes); }
+  void* partials() const { return buffer_.as<std::uint8_t>() + layout_.packed_bytes + layout_.flag_bytes; }
 
  private:
-  std::size_t packed_bytes_, flag_bytes_;
+  WgmmaWorkspace layout_;
   cuda::StreamBuffer buffer_;
 };
 
@@ -315,7 +318,9 @@ std::int64_t CudaNvfp4Backend::workspace_bytes(const GemmProblem& problem, const
     switch (plan.kernel) {
       case cuda_nvfp4::DecodeKernel::mma: return staged;
       case cuda_nvfp4::DecodeKernel::wgmma:
-        return staged + wgmma_workspace_bytes(chunks, plan.wgmma.tokens, plan.stream.ctas, cuda_nvfp4::stream_k_slot_bytes(plan.wgmma));
+        return staged +
+               wgmma_workspace(chunks, plan.wgmma.tokens, plan.stream.ctas, std::int64_t(cuda_nvfp4::stream_k_slot_bytes(plan.wgmma)))
+                   .total();
       case cuda_nvfp4::DecodeKernel::prefill: return staged + prefill_workspace(problem, chunks, plan.prefill_splits).total();
     }
   } catch (const Error&) {
