@@ -16,7 +16,7 @@
 #                                            scripts/gpu_bundle.sh --archive)
 # Then: COMMIT=<built commit> scripts/results_tables.sh --take h200 decode.jsonl decode-pdl-off.jsonl
 #       COMMIT=<built commit> scripts/results_tables.sh --take h200-moe moe.jsonl
-# Env: T_TESTS, T_BENCH (per shape), T_MOE, T_SAN (per tool) in seconds; SHAPES ("N K;N K");
+# Env: T_TESTS, T_BENCH (per shape), T_MOE, T_SAN (per tool and test group) in seconds; SHAPES ("N K;N K");
 # OLD_BIN and OLD_BACKEND (default cuda_nvfp4; cuda_decode before the rename).
 set -uo pipefail
 bin=$(cd "${1:?folder with fp4gemm, fp4gemm_gpu_tests and lib/}" && pwd)
@@ -104,15 +104,23 @@ fi
 
 if wants sanitize; then
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  kernels='CudaNvfp4Launch*:CudaNvfp4Chained*:CudaNvfp4Wgmma*:CudaNvfp4Prefill*:CudaDequantSlices*:CudaMoe*'
-  # Racecheck runs the prefill kernel (16 warps, a 200 KiB shared-memory ring) slowly: its two
-  # large-shape tests took the whole run past 420 s on an H200, so racecheck takes only its K-split
-  # test, which covers the same code on smaller shapes.
-  declare -A skipped=([memcheck]='' [racecheck]='CudaNvfp4Prefill.PrefillKernelMatchesTheReference:CudaNvfp4Prefill.PrefillKernelTakesEveryTypeAndStride')
+  # Each group under its own timeout, its output line-buffered (stdbuf) so a group cut short still
+  # shows the tests it finished. Racecheck runs the prefill kernel (16 warps, a 200 KiB
+  # shared-memory ring) slowly: its two large-shape tests took a run past 420 s on an H200, so
+  # racecheck takes only its K-split test, which covers the same code on smaller shapes; and the
+  # nvfp4 group alone took more than 160 s.
+  groups=(moe 'CudaMoe*:CudaDequantSlices*'
+          nvfp4 'CudaNvfp4Launch*:CudaNvfp4Chained*:CudaNvfp4Wgmma*:CudaNvfp4Prefill*')
+  race_skipped='CudaNvfp4Prefill.PrefillKernelMatchesTheReference:CudaNvfp4Prefill.PrefillKernelTakesEveryTypeAndStride'
   for tool in memcheck racecheck; do
-    step "$tool" "${T_SAN:-240}" "$sanitizer" --tool "$tool" "$bin/fp4gemm_gpu_tests" --gtest_brief=1 \
-      --gtest_filter="${kernels}:-${skipped[$tool]}" > "$out/$tool.txt" 2>&1
-    note "$tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/$tool.txt" | tail -1)"
+    for ((g = 0; g < ${#groups[@]}; g += 2)); do
+      name=${groups[g]} filter=${groups[g + 1]}
+      [ "$tool/$name" = racecheck/nvfp4 ] && filter="$filter:-$race_skipped"
+      step "$tool $name" "${T_SAN:-300}" stdbuf -oL "$sanitizer" --tool "$tool" "$bin/fp4gemm_gpu_tests" \
+        --gtest_filter="$filter" > "$out/$tool-$name.txt" 2>&1
+      note "$tool $name: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/$tool-$name.txt" | tail -1)" \
+           "$(grep -c '^\[       OK' "$out/$tool-$name.txt") tests passed"
+    done
   done
 fi
 

@@ -1,8 +1,9 @@
 // torch.ops.fp4gemm.prepare_moe, release_moe and moe: an NVFP4 mixture-of-experts layer
 // (include/fp4gemm/moe/moe_layer.hpp) through moe::MoeRunner. Experts come in the fused
 // checkpoint layout (gate_up [E, 2I, H/2], down [E, H, I/2]; per-expert checkpoints are stacked
-// into it by fp4gemm.torch.MoE). The MoE backends are CPU ones today: a CUDA tensor is refused
-// with a sentence saying so. The fake of moe is in fp4gemm/_fake.py.
+// into it by fp4gemm.torch.MoE). The checkpoint tensors are host tensors; x (and given routing) on
+// a CUDA device runs there (cuda_moe, on the caller's current stream), the runner making its GPU
+// layout of the experts on the first call. The fake of moe is in fp4gemm/_fake.py.
 #include <torch/library.h>
 
 #include <algorithm>
@@ -13,14 +14,27 @@
 #include "moe_table.hpp"
 #include "weight_table.hpp"
 
+#ifdef FP4GEMM_WITH_CUDA
+#include <c10/cuda/CUDAGuard.h>
+#endif
+
 namespace fp4gemm::torch_ops {
 namespace {
 
+// A checkpoint tensor of prepare_moe: host memory, which the runners make their layouts from (a GPU
+// runner copies the experts into GPU memory once; taking CUDA tensors here would hold them twice).
 void require_host(const at::Tensor& tensor, const std::string& what) {
   if (!tensor.is_cpu()) {
     throw Error(ErrorCode::unsupported, what + " is on " + tensor.device().str() +
-                                            ": the MoE layer runs on the CPU only (its backends are CPU ones "
-                                            "today); pass CPU tensors");
+                                            ": prepare_moe takes the checkpoint's tensors in host memory (keep "
+                                            "fp4gemm.torch.MoE on the CPU); x on a CUDA device runs the layer there, "
+                                            "with the experts copied into GPU memory once");
+  }
+}
+
+void require_placement(const at::Tensor& tensor, const at::Tensor& x, const std::string& what) {
+  if (tensor.device() != x.device()) {
+    throw_invalid(what + " is on " + tensor.device().str() + " but x on " + x.device().str() + "; give them on one device");
   }
 }
 
@@ -91,9 +105,9 @@ at::Tensor dense_matrix(const at::Tensor& values, const std::string& what) {
   return (values.scalar_type() == at::kHalf ? values.to(at::kFloat) : values).contiguous();
 }
 
-DenseView dense_view_of(const at::Tensor& host) {
-  return {host.data_ptr(), dtype_of(host.scalar_type(), "values"), host.size(0), host.size(1), host.size(1),
-          Memory::host, 0, host.numel() * std::int64_t(host.element_size())};
+DenseView dense_view_of(const at::Tensor& values, const Placement& placement = {}) {
+  return {values.data_ptr(), dtype_of(values.scalar_type(), "values"), values.size(0), values.size(1), values.size(1),
+          placement.memory, placement.device, values.numel() * std::int64_t(values.element_size())};
 }
 
 moe::ExpertProjections shared_nvfp4(const std::vector<at::Tensor>& shared, std::vector<at::Tensor>& kept) {
@@ -188,11 +202,12 @@ struct GivenRouting {
 };
 
 std::optional<GivenRouting> given_routing(const std::optional<at::Tensor>& topk_ids,
-                                          const std::optional<at::Tensor>& topk_weights, std::int64_t tokens) {
+                                          const std::optional<at::Tensor>& topk_weights, const at::Tensor& x,
+                                          std::int64_t tokens) {
   if (!topk_ids && !topk_weights) return std::nullopt;
   if (!topk_ids || !topk_weights) throw_invalid("moe: give both topk_ids and topk_weights, or neither (the router routes)");
-  require_host(*topk_ids, "moe: topk_ids");
-  require_host(*topk_weights, "moe: topk_weights");
+  require_placement(*topk_ids, x, "moe: topk_ids");
+  require_placement(*topk_weights, x, "moe: topk_weights");
   const auto id_type = topk_ids->scalar_type();
   if (topk_ids->dim() != 2 || (id_type != at::kInt && id_type != at::kLong) || topk_ids->size(0) != tokens) {
     throw_invalid("moe: topk_ids must be int32 or int64 [T, k] with T = " + std::to_string(tokens) + " tokens, got " +
@@ -208,21 +223,21 @@ std::optional<GivenRouting> given_routing(const std::optional<at::Tensor>& topk_
 at::Tensor moe(const at::Tensor& x, std::int64_t layer_id, const std::optional<at::Tensor>& topk_ids,
                const std::optional<at::Tensor>& topk_weights, std::int64_t top_k, bool norm_topk_prob,
                std::optional<at::ScalarType> out_dtype, c10::string_view backend, c10::string_view activation) {
-  require_host(x, "moe: x");
+  const Placement placement = placement_of(x);
   if (x.dim() < 1) throw_invalid("moe: x must have at least one dimension [..., H]");
   const DType x_type = dtype_of(x.scalar_type(), "moe: x");
   const at::ScalarType out_type = out_dtype.value_or(x.scalar_type());
   const DType o_type = dtype_of(out_type, "moe: out_dtype");
-  const MoeTarget target = moe_target(layer_id, std::string(backend));
+  const MoeTarget target = moe_target(layer_id, std::string(backend), placement);
   if (x.size(-1) != target.hidden) {
     throw_invalid("moe: x's last dimension " + std::to_string(x.size(-1)) + " is not the layer's hidden size " +
                   std::to_string(target.hidden));
   }
   const at::Tensor rows = x.reshape({-1, target.hidden}).contiguous();
   const std::int64_t tokens = rows.size(0);
-  const std::optional<GivenRouting> routing = given_routing(topk_ids, topk_weights, tokens);
+  const std::optional<GivenRouting> routing = given_routing(topk_ids, topk_weights, x, tokens);
   moe::MoeCall call;
-  call.x = dense_view_of(rows);
+  call.x = dense_view_of(rows, placement);
   call.options.norm_topk_prob = norm_topk_prob;
   call.options.activation = x_type == DType::bf16 ? ActivationType::bf16 : ActivationType::f32;
   if (activation == "nvfp4") {
@@ -239,14 +254,20 @@ at::Tensor moe(const at::Tensor& x, std::int64_t layer_id, const std::optional<a
     call.options.top_k = int(width);
     call.routing.topk_ids = routing->ids.data_ptr<std::int32_t>();
     call.routing.topk_weights = routing->weights.data_ptr<float>();
+    call.routing.memory = placement.memory;
+    call.routing.device = placement.device;
   } else {
     if (top_k < 1) throw_invalid("moe: give top_k (experts per token, at least 1) when the layer's router routes");
     call.options.top_k = int(top_k);
   }
   at::Tensor out = at::empty({tokens, target.hidden}, x.options().dtype(out_type));
-  const MutableDenseView o{out.data_ptr(), o_type, tokens, target.hidden, target.hidden, Memory::host, 0,
+  const MutableDenseView o{out.data_ptr(), o_type, tokens, target.hidden, target.hidden, placement.memory, placement.device,
                            out.numel() * std::int64_t(out.element_size())};
-  target.runner->run(call, target.layer, o);
+#ifdef FP4GEMM_WITH_CUDA
+  std::optional<c10::cuda::CUDAGuard> guard;
+  if (placement.memory == Memory::cuda) guard.emplace(placement.device);
+#endif
+  target.runner->run(call, target.layer, o, context_for(placement));
   std::vector<std::int64_t> shape(x.sizes().begin(), x.sizes().end());
   return out.view(shape);
 }
@@ -262,7 +283,7 @@ TORCH_LIBRARY_FRAGMENT(fp4gemm, m) {
         "bool norm_topk_prob=True, ScalarType? out_dtype=None, str backend=\"auto\", str activation=\"auto\") -> Tensor");
 }
 
-// The CUDA key runs the same code so that a CUDA tensor gets the sentence above, not "no kernel".
+// The CUDA key runs the same code: moe on the device, prepare_moe refusing CUDA tensors with its sentence.
 TORCH_LIBRARY_IMPL(fp4gemm, CPU, m) {
   m.impl("prepare_moe", &prepare_moe);
   m.impl("moe", &moe);

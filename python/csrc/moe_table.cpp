@@ -17,7 +17,7 @@ struct MoeEntry {
 
 struct MoeState {
   std::mutex mutex;
-  std::map<std::string, std::unique_ptr<moe::MoeRunner>> runners;  // by backend request
+  std::map<std::pair<int, std::string>, std::unique_ptr<moe::MoeRunner>> runners;  // (device or -1 for CPU, backend)
   std::map<std::int64_t, MoeEntry> layers;
   std::int64_t next_id = 1;
 };
@@ -40,7 +40,7 @@ std::int64_t register_moe_layer(std::vector<at::Tensor> tensors, moe::MoeWeights
   return id;
 }
 
-MoeTarget moe_target(std::int64_t id, const std::string& backend) {
+MoeTarget moe_target(std::int64_t id, const std::string& backend, const Placement& placement) {
   MoeState& s = moe_state();
   std::lock_guard<std::mutex> lock(s.mutex);
   auto found = s.layers.find(id);
@@ -48,12 +48,13 @@ MoeTarget moe_target(std::int64_t id, const std::string& backend) {
     throw_invalid("moe: layer id " + std::to_string(id) +
                   " is not a prepared MoE layer (never returned by prepare_moe, or released)");
   }
-  auto& runner = s.runners[backend];
+  const int device_key = placement.memory == Memory::cuda ? placement.device : -1;
+  auto& runner = s.runners[{device_key, backend}];
   if (!runner) {
     moe::MoeRunnerOptions options;
     // "auto" leaves the choice to the runner as the CLI without --moe-backend does: FP4GEMM_MOE_BACKEND, then auto.
     options.backend = backend == "auto" ? "" : backend;
-    options.device = RunnerOptions::kCpuOnly;
+    options.device = placement.memory == Memory::cuda ? placement.device : RunnerOptions::kCpuOnly;
     runner = std::make_unique<moe::MoeRunner>(std::move(options));
   }
   MoeEntry& entry = found->second;

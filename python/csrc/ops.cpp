@@ -19,21 +19,6 @@
 namespace fp4gemm::torch_ops {
 namespace {
 
-// The caller's current CUDA stream for a CUDA tensor, so the op is ordered with the caller's work
-// and captured by a CUDA graph being recorded on that stream; null (unused) for the CPU.
-RunContext context_for(const Placement& placement) {
-  RunContext context;
-#ifdef FP4GEMM_WITH_CUDA
-  if (placement.memory == Memory::cuda) context.cuda_stream = c10::cuda::getCurrentCUDAStream(placement.device).stream();
-#else
-  if (placement.memory == Memory::cuda) {
-    throw Error(ErrorCode::unsupported, "this fp4gemm build has no CUDA backends (built with FP4GEMM_CUDA=OFF or "
-                                        "without nvcc); pass CPU tensors or rebuild with the CUDA toolkit");
-  }
-#endif
-  return context;
-}
-
 std::int64_t prepare(const at::Tensor& weight, const at::Tensor& weight_scale, const at::Tensor& weight_scale_2) {
   if (weight_scale_2.numel() != 1) {
     throw_invalid("prepare: weight_scale_2 must hold one value, got " + std::to_string(weight_scale_2.numel()));

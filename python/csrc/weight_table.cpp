@@ -5,6 +5,10 @@
 #include <mutex>
 #include <utility>
 
+#ifdef FP4GEMM_WITH_CUDA
+#include <c10/cuda/CUDAStream.h>
+#endif
+
 namespace fp4gemm::torch_ops {
 namespace {
 
@@ -51,6 +55,19 @@ Placement placement_of(const at::Tensor& tensor) {
     throw_invalid(std::string("fp4gemm takes CPU or CUDA tensors, not ") + tensor.device().str() + " ones");
   }
   return {Memory::host, 0};
+}
+
+RunContext context_for(const Placement& placement) {
+  RunContext context;
+#ifdef FP4GEMM_WITH_CUDA
+  if (placement.memory == Memory::cuda) context.cuda_stream = c10::cuda::getCurrentCUDAStream(placement.device).stream();
+#else
+  if (placement.memory == Memory::cuda) {
+    throw Error(ErrorCode::unsupported, "this fp4gemm build has no CUDA backends (built with FP4GEMM_CUDA=OFF or "
+                                        "without nvcc); pass CPU tensors or rebuild with the CUDA toolkit");
+  }
+#endif
+  return context;
 }
 
 Runner& runner_for(const Placement& placement, const std::string& backend) {

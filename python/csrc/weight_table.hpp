@@ -29,6 +29,11 @@ struct Placement {
 };
 Placement placement_of(const at::Tensor& tensor);
 
+// The caller's current CUDA stream for a CUDA placement, so an op is ordered with the caller's
+// work and captured by a CUDA graph being recorded on that stream; null (unused) for the CPU.
+// Throws a sentence when this build has no CUDA backends.
+RunContext context_for(const Placement& placement);
+
 // The runner for tensors at `placement` with backend request `backend` ("auto" or a name); made
 // on first use and kept for the life of the process (its canaries and quarantines with it).
 Runner& runner_for(const Placement& placement, const std::string& backend);

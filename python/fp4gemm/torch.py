@@ -105,7 +105,8 @@ class MoE(_Prepared):
     """A mixture-of-experts layer over NVFP4 experts (docs/MOE.md): route (the router, softmax,
     top-k) or given top-k ids and weights, SiLU(x gate^T) * (x up^T) then down per expert, the
     weighted sum, plus an optional shared expert. W4A16, or W4A4 with activation="nvfp4" and the
-    checkpoint's input scales; CPU tensors.
+    checkpoint's input scales. Keep the module (its checkpoint tensors) on the CPU: x on a CUDA
+    device runs the layer there, the experts copied into GPU memory once, on the first call.
 
     Experts in the fused checkpoint layout: gate_up uint8 [E, 2I, H/2] (gate rows, then up rows),
     down [E, H, I/2], block scales [E, N, K/16], weight_scale_2 one value, [E] or [E, 2].

@@ -3,6 +3,9 @@
 // Skips (with the reason) on machines without a GPU; the lead runs it on the H200.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
+
 #include "backends/ref/ref_backend.hpp"
 #include "dispatch/faulty_backends.hpp"
 #include "dispatch/staging.hpp"
@@ -57,6 +60,37 @@ TEST_F(GpuRunner, AutoServesDeviceOperandsCorrectly) {
                                                    << runner.explain({m, 256, 512, c.activation, c.output}).to_text();
   }
   EXPECT_TRUE(runner.quarantined().empty());
+}
+
+// The host time of one Runner::gemm call at M = 1 (4096x4096, BF16 in GPU memory), launches
+// included, over 2000 calls issued back to back: the C++ side of the Python op's added cost
+// (tests/python/test_cuda.py prints the op's). The bound catches a per-call synchronisation or
+// allocation, which would cost tens of microseconds.
+TEST_F(GpuRunner, HostCostPerCallAtMOne) {
+  Runner runner(options());
+  std::mt19937_64 rng(fresh_seed());
+  const GemmCase c{1, 4096, 4096, ActivationType::bf16, DType::bf16};
+  const GemmOperands operands = make_operands(c, rng);
+  const WeightHandle weight = runner.prepare(operands.weight.view());
+  dispatch::StagingBuffer activation(Memory::cuda, std::size_t(c.k) * 2, gpu.index);
+  dispatch::StagingBuffer out(Memory::cuda, std::size_t(c.n) * 2, gpu.index);
+  const ActivationView a = ActivationView::from_dense({activation.data(), DType::bf16, 1, c.k, 0, Memory::cuda, gpu.index});
+  const MutableDenseView o{out.data(), DType::bf16, 1, c.n, 0, Memory::cuda, gpu.index};
+  std::uint16_t first = 0;
+  // Copying the output back waits for the calls before it (the default stream).
+  const auto wait_for_the_calls = [&] {
+    dispatch::copy_rows(&first, 2, Memory::host, out.data(), 2, Memory::cuda, 2, 1, gpu.index, nullptr);
+  };
+  for (int i = 0; i < 20; ++i) runner.gemm(a, weight, 1.0f, o);
+  wait_for_the_calls();
+  constexpr int kCalls = 2000;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kCalls; ++i) runner.gemm(a, weight, 1.0f, o);
+  const double host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / kCalls;
+  wait_for_the_calls();
+  std::printf("C++ path, 4096x4096 M = 1: %.2f us of host time per call (launch included), served by %s\n", host_us,
+              runner.explain({1, c.n, c.k, c.activation, c.output}).choice.c_str());
+  EXPECT_LT(host_us, 50.0);
 }
 
 TEST_F(GpuRunner, EveryCudaBackendPassesItsCanary) {

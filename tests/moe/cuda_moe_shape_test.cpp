@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "fp4gemm/error.hpp"
 #include "fp4gemm/moe/moe_runner.hpp"
 #include "moe/cuda_moe/cuda_moe_shape.hpp"
 #include "moe/moe_preference.hpp"
@@ -35,6 +36,9 @@ TEST(CudaMoeShape, GroupedGridCoversEveryRowAndTheMostExpertsThatCanBeActive) {
   EXPECT_EQ(prefill.expert_slots, 512);
   EXPECT_EQ(grouped_grid(17, 5, 3).row_tiles, 3);  // a partial last tile
   EXPECT_EQ(grouped_grid(16, 5, 3).row_tiles, 2);
+  // The streaming kernel's down launch: kDownRowsPerWarp rows per warp.
+  EXPECT_EQ(grouped_grid(4096, 512, 10, kDownRowsPerWarp).row_tiles, 4096 / (kWarpsPerBlock * kDownRowsPerWarp));
+  EXPECT_EQ(grouped_grid(4096 + 1, 512, 10, kDownRowsPerWarp).row_tiles, 4096 / (kWarpsPerBlock * kDownRowsPerWarp) + 1);
   // CUDA's grid.y limit: every expert count the backend routes fits.
   EXPECT_LE(grouped_grid(16, kMaxExperts, 1 << 30).expert_slots, 65535);
 }
@@ -85,6 +89,20 @@ TEST(CudaMoeShape, WorkspaceArraysAreAlignedDisjointAndSizedForTheCall) {
   // The decode step of the layer needs well under a MiB; the largest prefill ~ 0.9 GB.
   EXPECT_LT(workspace_layout(problem(1, 10, false, false)).total, std::size_t(1) << 20);
   EXPECT_GT(workspace_layout(problem(4096, 10, false, true)).total, std::size_t(40960) * 4096 * 4);
+}
+
+TEST(CudaMoeShape, TheExpertKernelKnobTakesStreamingOrStagedAndDefaultsToStreaming) {
+  EXPECT_EQ(choose_expert_kernel(std::nullopt), ExpertKernel::streaming);
+  EXPECT_EQ(choose_expert_kernel(std::string("streaming")), ExpertKernel::streaming);
+  EXPECT_EQ(choose_expert_kernel(std::string("staged")), ExpertKernel::staged);
+  try {
+    choose_expert_kernel(std::string("fast"));
+    FAIL() << "a bad knob value was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("FP4GEMM_MOE_EXPERT_KERNEL must be streaming or staged, not 'fast'"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_STREQ(expert_kernel_name(ExpertKernel::staged), "staged");
 }
 
 TEST(CudaMoeShape, StagingTileFitsStaticSharedMemoryAndUnitsDivideTheTile) {

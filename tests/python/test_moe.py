@@ -208,9 +208,49 @@ def test_bad_input_raises_the_library_sentence(layer):
 
 
 @requires_cuda
-def test_a_cuda_tensor_is_refused_with_a_sentence(layer):
-    with pytest.raises(RuntimeError, match="runs on the CPU only"):
-        fp4gemm.ops.moe(torch.randn(2, HIDDEN, device="cuda"), layer["id"], top_k=TOP_K)
+def test_cuda_x_runs_on_the_gpu_and_matches_the_independent_computation(layer):
+    x = torch.randn(5, HIDDEN, generator=torch.Generator().manual_seed(3))
+    expected = reference(layer, x)
+    out = fp4gemm.ops.moe(x.cuda(), layer["id"], top_k=TOP_K)
+    assert out.is_cuda and out.dtype == torch.float32 and not torch.isnan(out).any()
+    torch.testing.assert_close(out.cpu(), expected, rtol=1e-4, atol=1e-5)
+    # BF16 x, given routing on the device (int64 ids), BF16 out
+    topk_ids = torch.randint(0, EXPERTS, (5, 3), generator=torch.Generator().manual_seed(4))
+    topk_weights = torch.rand(5, 3, generator=torch.Generator().manual_seed(5))
+    x_bf16 = x.to(torch.bfloat16)
+    expected = reference(layer, x_bf16.float(), topk_ids, topk_weights)
+    out = fp4gemm.ops.moe(x_bf16.cuda(), layer["id"], topk_ids.cuda(), topk_weights.cuda())
+    assert out.dtype == torch.bfloat16
+    torch.testing.assert_close(out.cpu().float(), expected, rtol=2e-2, atol=2e-3)
+
+
+@requires_cuda
+def test_cuda_moe_is_captured_by_a_cuda_graph_on_the_current_stream(layer):
+    x = torch.randn(4, HIDDEN, device="cuda")
+    eager = fp4gemm.ops.moe(x, layer["id"], top_k=TOP_K)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):  # warm up off the default stream, as torch's graph docs do
+        fp4gemm.ops.moe(x, layer["id"], top_k=TOP_K)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = fp4gemm.ops.moe(x, layer["id"], top_k=TOP_K)
+    x.copy_(torch.randn(4, HIDDEN, device="cuda"))
+    graph.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(captured, fp4gemm.ops.moe(x, layer["id"], top_k=TOP_K), rtol=0, atol=0)
+    assert not torch.equal(captured, eager)  # the replay computed the new x
+
+
+@requires_cuda
+def test_cuda_inputs_are_refused_with_a_sentence(layer):
+    gate_up, gate_up_scale, gate_up_2, down, down_scale, down_2 = layer["experts"]
+    with pytest.raises(RuntimeError, match="prepare_moe takes the checkpoint's tensors in host memory"):
+        fp4gemm.ops.prepare_moe(gate_up.cuda(), gate_up_scale, gate_up_2, down, down_scale, down_2)
+    with pytest.raises(RuntimeError, match="topk_ids is on cpu but x on cuda"):
+        fp4gemm.ops.moe(torch.randn(2, HIDDEN, device="cuda"), layer["id"], torch.zeros(2, 1, dtype=torch.int32),
+                        torch.ones(2, 1, device="cuda"))
 
 
 def write_bf16_moe(directory, generator):

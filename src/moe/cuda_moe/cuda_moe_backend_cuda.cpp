@@ -2,6 +2,8 @@
 #include "moe/cuda_moe/cuda_moe_backend.hpp"
 
 #include <climits>
+#include <cstdlib>
+#include <optional>
 
 #include "backends/cuda_common/cuda_check.hpp"
 #include "moe/cuda_moe/cuda_moe_layout.hpp"
@@ -30,6 +32,12 @@ void check_call_pointers(const MoeCall& call, const MutableDenseView& out, int d
     cuda::check_device_pointer(call.routing.topk_ids, device, "cuda_moe: the top-k ids pointer");
     cuda::check_device_pointer(call.routing.topk_weights, device, "cuda_moe: the top-k weights pointer");
   }
+}
+
+// FP4GEMM_MOE_EXPERT_KERNEL, the measurement knob that picks the expert kernel (cuda_moe_shape.hpp).
+cuda_moe::ExpertKernel expert_kernel_from_environment() {
+  const char* value = std::getenv("FP4GEMM_MOE_EXPERT_KERNEL");
+  return cuda_moe::choose_expert_kernel(value == nullptr || *value == '\0' ? std::nullopt : std::optional<std::string>(value));
 }
 
 template <class T>
@@ -80,8 +88,10 @@ CheckResult CudaMoeBackend::check_problem(const MoeProblem& problem, const Devic
 
 std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo&) const {
   const std::int64_t entries = problem.tokens * problem.top_k;
+  const cuda_moe::ExpertKernel kernel = expert_kernel_from_environment();
+  const bool streaming = kernel == cuda_moe::ExpertKernel::streaming;
   const auto gate_up = cuda_moe::grouped_grid(problem.intermediate, problem.experts, entries);
-  const auto down = cuda_moe::grouped_grid(problem.hidden, problem.experts, entries);
+  const auto down = cuda_moe::grouped_grid(problem.hidden, problem.experts, entries, streaming ? cuda_moe::kDownRowsPerWarp : 1);
   std::string text = problem.routing_given ? "given routing" : "routing (router logits over E/2 x T/8 blocks; softmax + top-k, one block per token)";
   text += "; permutation (count, scan, place); gate_up over all active experts in one launch (" +
           std::to_string(gate_up.row_tiles) + " x " + std::to_string(gate_up.expert_slots) + " blocks); down likewise (" +
@@ -90,7 +100,8 @@ std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo&) c
     text += std::string("; the ") + (problem.shared_dense ? "dense (FP32)" : "NVFP4") + " shared expert on all " +
             std::to_string(problem.tokens) + " tokens (3 launches)";
   }
-  return text + "; weighted combine (1 launch); CUDA-core NVFP4 decode";
+  return text + "; weighted combine (1 launch); CUDA-core NVFP4 decode, " + cuda_moe::expert_kernel_name(kernel) +
+         " expert kernel" + (streaming ? " (FP4GEMM_MOE_EXPERT_KERNEL=staged for the other)" : " (set by FP4GEMM_MOE_EXPERT_KERNEL)");
 }
 
 void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const MutableDenseView& out, const RunContext& context) {
@@ -106,6 +117,7 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
   const std::int64_t tokens = problem.tokens, hidden = problem.hidden, experts = problem.experts;
   const int k = problem.top_k;
 
+  const cuda_moe::ExpertKernel kernel = expert_kernel_from_environment();
   const cuda_moe::WorkspaceLayout layout = cuda_moe::workspace_layout(problem);
   const cuda::StreamBuffer workspace(layout.total, stream, "cuda_moe: the per-call workspace");
   const cuda_moe::DeviceRows x{call.x.data, call.x.dtype == DType::bf16, call.x.stride()};
@@ -137,8 +149,8 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
   const bool round_to_bf16 = call.x.dtype == DType::bf16;
   auto* h = at<float>(workspace, layout.intermediate);
   auto* y = at<float>(workspace, layout.expert_out);
-  cuda_moe::launch_gate_up(prepared.gate_up.view(), x, routed, round_to_bf16, h, stream);
-  cuda_moe::launch_down(prepared.down.view(), h, routed, y, stream);
+  cuda_moe::launch_gate_up(prepared.gate_up.view(), x, routed, round_to_bf16, kernel, h, stream);
+  cuda_moe::launch_down(prepared.down.view(), h, routed, kernel, y, stream);
   // The shared expert: one group of every token, in slices over grid.y.
   float* shared_y = nullptr;
   float* shared_weight = nullptr;
@@ -151,8 +163,8 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
     auto* shared_h = at<float>(workspace, layout.shared_intermediate);
     shared_y = at<float>(workspace, layout.shared_out);
     shared_weight = at<float>(workspace, layout.shared_weight);
-    cuda_moe::launch_gate_up(prepared.shared_gate_up.view(), x, all_tokens, round_to_bf16, shared_h, stream);
-    cuda_moe::launch_down(prepared.shared_down.view(), shared_h, all_tokens, shared_y, stream);
+    cuda_moe::launch_gate_up(prepared.shared_gate_up.view(), x, all_tokens, round_to_bf16, kernel, shared_h, stream);
+    cuda_moe::launch_down(prepared.shared_down.view(), shared_h, all_tokens, kernel, shared_y, stream);
     cuda_moe::launch_shared_gate(x, tokens, hidden, prepared.shared_gate.as<const float>(), shared_weight, stream);
   }
   // 5. combine

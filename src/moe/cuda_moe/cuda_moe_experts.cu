@@ -1,5 +1,6 @@
-// The expert kernels of `cuda_moe`: gate_up (+ SiLU·mul) and down over every active expert in one
-// launch each, and the weighted combine.
+// The staged expert kernels of `cuda_moe` (gate_up (+ SiLU·mul) and down over every active expert
+// in one launch each; the streaming kernel is cuda_moe_streaming.cu), the choice between them, and
+// the weighted combine.
 //
 // Grouped kernel: block (x, y) takes row tile x (kWarpsPerBlock rows) of the y-th active expert;
 // blocks with y beyond the device-side active count exit at once (the grid is fixed, sized for
@@ -18,21 +19,17 @@
 
 #include "backends/cuda_common/cuda_check.hpp"
 #include "backends/cuda_common/nvfp4_decode.cuh"
+#include "moe/cuda_moe/cuda_moe_grouping.cuh"
 #include "moe/cuda_moe/cuda_moe_kernels.hpp"
 #include "moe/cuda_moe/cuda_moe_shape.hpp"
+#include "moe/cuda_moe/cuda_moe_streaming.hpp"
 
 namespace fp4gemm::moe::cuda_moe {
 namespace {
 
-constexpr unsigned kFullMask = 0xFFFFFFFFu;
 constexpr int kElementsPerScale = 16;
 // The combine's grid-stride loop covers any size with at most this many blocks.
 constexpr std::int64_t kMaxCombineBlocks = 1 << 16;
-
-__device__ __forceinline__ float warp_sum(float value) {
-  for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(kFullMask, value, offset);
-  return value;
-}
 
 __device__ __forceinline__ float load_element(const DeviceRows& rows, std::int64_t row, std::int64_t col) {
   const std::int64_t index = row * rows.stride + col;
@@ -96,19 +93,9 @@ __global__ void __launch_bounds__(kExpertThreads)
 grouped_expert_kernel(StackedExperts weights, DeviceRows input, Grouping grouping, bool round_to_bf16,
                       float* __restrict__ out) {
   __shared__ float staged[kStagedFloats];
-  // Which expert and entries: uniform per block, so an early exit cannot split a __syncthreads.
-  std::int64_t expert = 0, begin = 0, end = 0;
-  if (grouping.active != nullptr) {
-    if (int(blockIdx.y) >= *grouping.active_count) return;
-    expert = grouping.active[blockIdx.y];
-    begin = grouping.offsets[expert];
-    end = grouping.offsets[expert + 1];
-  } else {
-    begin = std::int64_t(blockIdx.y) * grouping.single_group_slice;
-    end = begin + grouping.single_group_slice < grouping.single_group_entries ? begin + grouping.single_group_slice
-                                                                              : grouping.single_group_entries;
-    if (begin >= end) return;
-  }
+  GroupEntries group;
+  if (!block_group(grouping, group)) return;
+  const std::int64_t expert = group.expert, begin = group.begin, end = group.end;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const std::int64_t out_rows = kGateUp ? weights.rows / 2 : weights.rows;
   const std::int64_t row = std::int64_t(blockIdx.x) * kWarpsPerBlock + warp;
@@ -178,10 +165,7 @@ grouped_expert_kernel(StackedExperts weights, DeviceRows input, Grouping groupin
       if (lane != 0) continue;
       const std::int64_t entry = chunk + t;
       if constexpr (kGateUp) {
-        const float gate = a * scale_a, up = b * scale_b;
-        float h = gate / (1.0f + expf(-gate)) * up;
-        if (round_to_bf16) h = __bfloat162float(__float2bfloat16_rn(h));
-        out[entry * out_rows + row] = h;
+        out[entry * out_rows + row] = silu_mul(a * scale_a, b * scale_b, round_to_bf16);
       } else {
         out[entry * out_rows + row] = a * scale_a;
       }
@@ -247,16 +231,27 @@ __global__ void combine_kernel(const float* __restrict__ y, const std::int32_t* 
 }  // namespace
 
 void launch_gate_up(const StackedExperts& weights, const DeviceRows& input, const Grouping& grouping, bool round_to_bf16,
-                    float* h, cudaStream_t stream) {
-  launch_grouped<true>(weights, input, grouping, round_to_bf16, h, stream, "cuda_moe: launching the grouped gate_up kernel");
+                    ExpertKernel kernel, float* h, cudaStream_t stream) {
+  const char* what = "cuda_moe: launching the grouped gate_up kernel";
+  if (kernel == ExpertKernel::streaming && weights.dense == nullptr) {
+    launch_streaming<true>(weights, input, grouping, round_to_bf16, h, stream, what);
+  } else {
+    launch_grouped<true>(weights, input, grouping, round_to_bf16, h, stream, what);
+  }
 }
 
-void launch_down(const StackedExperts& weights, const float* h, const Grouping& grouping, float* y, cudaStream_t stream) {
+void launch_down(const StackedExperts& weights, const float* h, const Grouping& grouping, ExpertKernel kernel, float* y,
+                 cudaStream_t stream) {
   const DeviceRows input{h, false, weights.cols};
   // h is indexed by entry, not by token: its rows are read where the entries are.
   Grouping by_entry = grouping;
   by_entry.entry_token = nullptr;
-  launch_grouped<false>(weights, input, by_entry, false, y, stream, "cuda_moe: launching the grouped down kernel");
+  const char* what = "cuda_moe: launching the grouped down kernel";
+  if (kernel == ExpertKernel::streaming && weights.dense == nullptr) {
+    launch_streaming<false>(weights, input, by_entry, false, y, stream, what);
+  } else {
+    launch_grouped<false>(weights, input, by_entry, false, y, stream, what);
+  }
 }
 
 void launch_combine(const float* y, const std::int32_t* entry_of, const float* topk_weights, std::int64_t tokens, int k,

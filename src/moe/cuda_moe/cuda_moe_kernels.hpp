@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "fp4gemm/types.hpp"
+#include "moe/cuda_moe/cuda_moe_shape.hpp"
 
 namespace fp4gemm::moe::cuda_moe {
 
@@ -71,13 +72,15 @@ void launch_permute(const std::int32_t* ids, std::int64_t tokens, int k, std::in
 
 // h[entry, i] = SiLU(gs·(a·gate_iᵀ))·(us·(a·up_iᵀ)) for every entry of every active group, a its
 // row of `input`; rounded to BF16 when `round_to_bf16` (x's dtype), stored as FP32 [entries, I].
-// weights: [2I, H] per expert, global_scales gate, up per expert. One launch.
+// weights: [2I, H] per expert, global_scales gate, up per expert. One launch, on `kernel` (NVFP4
+// weights; dense ones take the staged kernel).
 void launch_gate_up(const StackedExperts& weights, const DeviceRows& input, const Grouping& grouping,
-                    bool round_to_bf16, float* h, cudaStream_t stream);
+                    bool round_to_bf16, ExpertKernel kernel, float* h, cudaStream_t stream);
 
 // y[entry, c] = ds·(h[entry]·down_cᵀ), FP32 [entries, H]. weights: [H, I] per expert. One launch.
 // h and y are both indexed by entry (grouping.entry_token is not used).
-void launch_down(const StackedExperts& weights, const float* h, const Grouping& grouping, float* y, cudaStream_t stream);
+void launch_down(const StackedExperts& weights, const float* h, const Grouping& grouping, ExpertKernel kernel, float* y,
+                 cudaStream_t stream);
 
 // out[t, c] = Σ_s weights[t, s]·y[entry_of[t, s], c] (slot order) + shared_weight[t]·shared_y[t, c]
 // (when shared_y is given), rounded once to out's dtype.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "fp4gemm/error.hpp"
+
 namespace fp4gemm::moe::cuda_moe {
 namespace {
 
@@ -16,9 +18,19 @@ std::size_t place(std::size_t& total, std::size_t bytes) {
 
 }  // namespace
 
-GroupedGrid grouped_grid(std::int64_t rows, std::int64_t experts, std::int64_t entries) {
+ExpertKernel choose_expert_kernel(const std::optional<std::string>& knob) {
+  if (!knob) return ExpertKernel::streaming;
+  if (*knob == "streaming") return ExpertKernel::streaming;
+  if (*knob == "staged") return ExpertKernel::staged;
+  throw_invalid("FP4GEMM_MOE_EXPERT_KERNEL must be streaming or staged, not '" + *knob + "'");
+}
+
+const char* expert_kernel_name(ExpertKernel kernel) { return kernel == ExpertKernel::streaming ? "streaming" : "staged"; }
+
+GroupedGrid grouped_grid(std::int64_t rows, std::int64_t experts, std::int64_t entries, int rows_per_warp) {
   GroupedGrid grid;
-  grid.row_tiles = (rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  const std::int64_t rows_per_block = std::int64_t(kWarpsPerBlock) * rows_per_warp;
+  grid.row_tiles = (rows + rows_per_block - 1) / rows_per_block;
   grid.expert_slots = std::min(experts, entries);
   return grid;
 }

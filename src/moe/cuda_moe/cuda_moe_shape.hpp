@@ -5,6 +5,8 @@
 // NOTE: CUDA sources include this header: keep it C++17.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "fp4gemm/moe/moe_layer.hpp"
 
@@ -18,6 +20,15 @@ inline constexpr int kExpertThreads = kWarpsPerBlock * 32;
 inline constexpr int kTokensPerChunk = 8;
 // Elements along K staged per pass: with 32-element units, exactly one unit per lane.
 inline constexpr int kKTile = 1024;
+// The streaming kernel (cuda_moe_streaming.cu): units whose loads a lane issues before using any,
+// and weight rows per warp, for gate_up (gate and up rows: 2) and down. Bytes in flight per warp:
+// batch x rows x 512.
+inline constexpr int kGateUpBatch = 4;
+inline constexpr int kDownBatch = 2;
+inline constexpr int kDownRowsPerWarp = 4;
+// Resident blocks per SM the streaming kernel is compiled for: a bound of 128 registers a thread
+// (65536 / (256 x 2)), with which no variant spills; at 3 blocks (80 registers) they spilled.
+inline constexpr int kStreamingBlocksPerSm = 2;
 // Routing and permutation keep one value per expert in shared memory.
 inline constexpr std::int64_t kMaxExperts = 2048;
 inline constexpr int kRoutingThreads = 256;
@@ -38,14 +49,23 @@ inline constexpr int kStagedFloats = kTokensPerChunk * staged_floats_per_token(1
 // 32 elements (two scale blocks, 16 code bytes: one 16-byte load) when K allows, else 16 (8 bytes).
 constexpr int unit_elements_for(std::int64_t k) { return k % 32 == 0 ? 32 : 16; }
 
+// Which kernel runs the NVFP4 experts: `streaming` (no shared memory, loads batched per lane;
+// built for decode) or `staged` (activations staged in shared memory per K tile). A dense
+// (FP32) shared expert always runs on the staged kernel.
+enum class ExpertKernel { streaming, staged };
+// The kernel for this call: FP4GEMM_MOE_EXPERT_KERNEL's value when given (`knob`: streaming or
+// staged; anything else throws a sentence naming the knob), else streaming.
+ExpertKernel choose_expert_kernel(const std::optional<std::string>& knob);
+const char* expert_kernel_name(ExpertKernel kernel);
+
 // The fixed grid of one grouped expert launch: `rows` output rows per expert in tiles of
-// kWarpsPerBlock, times the most experts that can be active (the host cannot know how many are
+// kWarpsPerBlock warps of `rows_per_warp` rows, times the most experts that can be active (the host cannot know how many are
 // without a synchronisation; blocks beyond the active count exit at once).
 struct GroupedGrid {
   std::int64_t row_tiles = 0;
   std::int64_t expert_slots = 0;
 };
-GroupedGrid grouped_grid(std::int64_t rows, std::int64_t experts, std::int64_t entries);
+GroupedGrid grouped_grid(std::int64_t rows, std::int64_t experts, std::int64_t entries, int rows_per_warp = 1);
 
 // The shared expert's launch: one group of all T entries, split over grid.y into `slots` slices
 // of `slice` entries (a multiple of kTokensPerChunk), so T tokens run on T/8 blocks per row tile

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 
@@ -113,9 +114,20 @@ class CudaMoe : public ::testing::Test {
     return failures.empty() ? "" : c.to_string() + ", " + label + ":\n" + failures;
   }
 
+  // Every case runs on both expert kernels (the streaming default, then the staged one).
   void expect_correct(const MoeCase& c) {
-    const std::string failures = run_case(c);
-    EXPECT_TRUE(failures.empty()) << failures;
+    for_each_expert_kernel([&](const char* kernel) {
+      const std::string failures = run_case(c);
+      EXPECT_TRUE(failures.empty()) << kernel << " expert kernel: " << failures;
+    });
+  }
+
+  static void for_each_expert_kernel(const std::function<void(const char*)>& body) {
+    for (const char* kernel : {"streaming", "staged"}) {
+      setenv("FP4GEMM_MOE_EXPERT_KERNEL", kernel, 1);
+      body(kernel);
+    }
+    unsetenv("FP4GEMM_MOE_EXPERT_KERNEL");
   }
 
   CudaMoeBackend backend_;
@@ -262,6 +274,8 @@ TEST_F(CudaMoe, SwizzledBlockScales) {
   EXPECT_TRUE(failures.empty()) << failures;
 }
 
+// Rows 24 elements apart keep the streaming kernel's 16-byte activation loads; 3 apart make it
+// load element by element.
 TEST_F(CudaMoe, StridedInputAndOutput) {
   const std::uint64_t seed = fp4gemm::testing::fresh_seed();
   std::mt19937_64 rng(seed);
@@ -269,19 +283,24 @@ TEST_F(CudaMoe, StridedInputAndOutput) {
   c.tokens = 5;
   c.layer.shared = SharedKind::nvfp4;
   const MoeInputs inputs = make_moe_inputs(c, rng);
-  const std::int64_t stride = c.layer.hidden + 24;
   const auto prepared = backend_.prepare(inputs.layer.weights, gpu_);
-  DeviceCall d = upload_call(inputs.call, c.layer.hidden, c.output, gpu_.index, stride, stride);
-  backend_.run(d.call, *prepared, d.out_view, {stream_->get()});
-  stream_->synchronize();
-  const std::string failures = judge(c, inputs, d, "seed " + std::to_string(seed));
-  EXPECT_TRUE(failures.empty()) << failures;
-  const std::vector<std::uint8_t> bytes = download(d);
-  const std::size_t element = dtype_size(c.output);
-  for (std::int64_t t = 0; t < c.tokens; ++t)
-    for (std::int64_t col = c.layer.hidden; col < stride; ++col)
-      for (std::size_t b = 0; b < element; ++b)
-        EXPECT_EQ(bytes[std::size_t(t * stride + col) * element + b], 0xFF) << "wrote padding at " << t << ", " << col;
+  for (std::int64_t padding : {24, 3}) {
+    const std::int64_t stride = c.layer.hidden + padding;
+    for_each_expert_kernel([&](const char* kernel) {
+      DeviceCall d = upload_call(inputs.call, c.layer.hidden, c.output, gpu_.index, stride, stride);
+      backend_.run(d.call, *prepared, d.out_view, {stream_->get()});
+      stream_->synchronize();
+      const std::string label = std::string(kernel) + " expert kernel, stride " + std::to_string(stride) + ", seed " + std::to_string(seed);
+      const std::string failures = judge(c, inputs, d, label);
+      EXPECT_TRUE(failures.empty()) << failures;
+      const std::vector<std::uint8_t> bytes = download(d);
+      const std::size_t element = dtype_size(c.output);
+      for (std::int64_t t = 0; t < c.tokens; ++t)
+        for (std::int64_t col = c.layer.hidden; col < stride; ++col)
+          for (std::size_t b = 0; b < element; ++b)
+            EXPECT_EQ(bytes[std::size_t(t * stride + col) * element + b], 0xFF) << label << ": wrote padding at " << t << ", " << col;
+    });
+  }
 }
 
 // run() enqueues only capturable work: a captured graph, replayed, gives the same correct answer.
