@@ -5,7 +5,7 @@ one gemm op (plus the bias), so it traces under torch.compile(fullgraph=True) an
 on the current stream and is captured by CUDA graphs. Run one eager forward per (device, M range)
 before capturing: the runner makes a backend's layout and proves its kernel the first time that
 backend serves the weight, which allocates. MoE is the mixture-of-experts layer over
-torch.ops.fp4gemm.moe (CPU tensors: the MoE backends are CPU ones today).
+torch.ops.fp4gemm.moe: its checkpoint tensors stay on the CPU, and x on a CUDA device runs it there.
 """
 import weakref
 from typing import Optional, Sequence
