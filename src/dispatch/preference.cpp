@@ -39,64 +39,36 @@ const std::vector<PreferenceRow>& preference_table() {
        {"cublaslt", "cuda_nvfp4", "cuda_dequant_cublas", "cpu", "ref"},
        "unmeasured here (no Blackwell GPU): tcgen05 FP4 MMA has 2-4x the BF16 rate and reads 0.5625 B per "
        "weight, so native NVFP4 first; W4A16 needs the BF16 paths"},
-      // NOTE: the crossover is measured (fp4gemm bench on one H200; the evidence below).
+      // NOTE: every SM 9.0 row below is measured (fp4gemm bench on one H200, bench/results/h200.md and
+      // h200-prefill.md) with cuda_dequant_cublas dequantizing per call, except where a row says
+      // its figures were taken against a resident BF16 copy (per-call dequantization only adds
+      // N x K x 2.56 B of traffic to those: re-measure them).
       {ArchFamily::sm90,
        {"cuda_nvfp4", "cuda_dequant_cublas", "cpu", "ref"},
-       "fp4gemm bench on one H200: cuda_nvfp4 beats cuda_dequant_cublas up to "
-       "M = 32 (12288x4096: M=1 8.5 vs 26.7 us, M=16 10.6 vs 27.2, M=32 19.4 vs 27.8; 28672x8192: M=1 32.9 "
-       "vs 105.3, M=16 44.4 vs 107.2, M=32 76.5 vs 108.3); cuBLASLt has no NVFP4 on sm_90",
+       "fp4gemm bench on one H200: cuda_nvfp4 beats cuda_dequant_cublas at every M <= 32 "
+       "(12288x4096: M=1 8.5 vs 69.9 us, M=16 10.4 vs 68.4, M=32 19.4 vs 71.2; 28672x8192: M=1 33.3 vs 333.7, "
+       "M=32 56.0 vs 335.9; 4096x4096 M=32 7.0 vs 25.2); cuBLASLt has no NVFP4 on sm_90",
        32},
-      // NOTE: from M = 33 the three rows below are where cuda_nvfp4 (its wgmma kernel, with the
-      // epilogue that stores from registers) beat dequantize + cuBLAS BF16 in one run
-      // K >= 4096 from 6144 rows,
-      // K >= 1024 from 16384 rows, K >= 8192 from 4096 rows. Dequantize + cuBLAS won or tied
-      // on the other measured weights, which keep the last row (4096x4096 too: cuda_nvfp4 wins
-      // there at M = 33 and 48 but loses at 64).
       {ArchFamily::sm90,
        {"cuda_nvfp4", "cuda_dequant_cublas", "cpu", "ref"},
-       "fp4gemm bench on one H200: for K >= 4096 from 6144 rows cuda_nvfp4's wgmma "
-       "kernel beats dequantize + cuBLAS BF16 up to M = 64 (M=33/64: 6144x4096 15.6/15.7 vs 16.3/16.2 "
-       "us, 7168x4096 15.7/16.0 vs 17.9/17.9, 8192x4096 15.9/16.1 vs 19.7/20.2, 6144x6144 20.4/20.6 vs 22.5/21.8; 10240x4096 23.2/23.7 vs 23.8/23.2, 12288x4096 "
-       "23.3/23.8 vs 29.1/28.7; before a 3-5 us epilogue saving: 16384x4096 28.3/30.2 vs 35.3/36.0)",
-       64, 6144, 4096},
+       "fp4gemm bench on one H200: from 4096 rows and K >= 4096 cuda_nvfp4 (its wgmma kernel to M = 64, "
+       "its prefill kernel above) beats dequantize + cuBLAS up to M = 256 (M=64: 4096x4096 13.4 vs 23.5 us, "
+       "12288x4096 21.8 vs 70.2, 4096x12288 23.9 vs 77.5, 28672x8192 76.1 vs 343.3; M=256: 4096x4096 24.1 vs "
+       "28.4, 12288x4096 65.6 vs 81.8, 4096x12288 54.7 vs 93.7, 28672x8192 269.5 vs 424.6)",
+       256, 4096, 4096},
       {ArchFamily::sm90,
        {"cuda_nvfp4", "cuda_dequant_cublas", "cpu", "ref"},
-       "fp4gemm bench on one H200: for K >= 1024 from 16384 rows cuda_nvfp4's wgmma "
-       "kernel beats dequantize + cuBLAS BF16 up to M = 64 (M=33/64: 16384x1024 9.5/9.9 vs 10.8/11.1 us, "
+       "fp4gemm bench on one H200, against a resident BF16 copy: for K >= 1024 from 16384 rows cuda_nvfp4's "
+       "wgmma kernel beats dequantize + cuBLAS BF16 up to M = 64 (M=33/64: 16384x1024 9.5/9.9 vs 10.8/11.1 us, "
        "16384x2048 14.2/14.7 vs 19.2/19.5)",
        64, 16384, 1024},
       {ArchFamily::sm90,
-       {"cuda_nvfp4", "cuda_dequant_cublas", "cpu", "ref"},
-       "fp4gemm bench on one H200: for K >= 8192 cuda_nvfp4's wgmma kernel beats "
-       "dequantize + cuBLAS BF16 up to M = 64 (M=33/64: 4096x8192 20.2/20.5 vs 22.5/24.1 us; before "
-       "a 3-5 us epilogue saving: 8192x8192 33.5/35.0 vs 34.9/36.9, 8192x28672 101.8/104.7 vs 121.8/124.3)",
-       64, 4096, 8192},
-      {ArchFamily::sm90,
        {"cuda_dequant_cublas", "cuda_nvfp4", "cpu", "ref"},
-       "fp4gemm bench on one H200 (cuda_dequant_cublas then kept a BF16 copy; per-call dequantization now adds "
-       "N x K x 2.56 B of traffic: re-measure): from M = 33 dequantize + cuBLAS BF16 beats or ties "
-       "cuda_nvfp4 on the measured weights the rows above do not take (M=33/64: 5120x4096 13.8/13.9 vs "
-       "15.5/15.8 us, 8192x2048 10.9/11.1 vs 11.2/11.4, 2048x4096 9.8/9.9 vs 19.2/19.4), except 4096x4096 "
-       "below M = 64 (M=33/64 14.2/11.6 vs 13.3/13.6); others here are unmeasured",
-       64},
-      // NOTE: an estimate, not a measurement: the crossover below was measured when
-      // cuda_dequant_cublas kept a BF16 copy of the weight. It now dequantizes per call, which adds
-      // N x K x 2.56 bytes of traffic (read NVFP4, write BF16: 28672x8192 ~140 us, 12288x4096 ~30,
-      // 4096x4096 ~10 at the H200's ~4.3 TB/s) to the cuBLAS time. Added to the measured cuBLAS
-      // times, the prefill kernel wins up to M = 256 on the issue weights and loses from M = 1024.
-      // (M <= 64 keeps the rows above, measured when the BF16 copy existed.)
-      // Re-measure with the per-call path and replace this row.
-      {ArchFamily::sm90,
-       {"cuda_nvfp4", "cuda_dequant_cublas", "cpu", "ref"},
-       "estimated, not yet measured with per-call dequantization: M = 65-256 cuda_nvfp4's prefill kernel "
-       "against cuBLAS BF16 + the per-call dequantization (N x K x 2.56 B at ~4.3 TB/s); M = 256 on one H200: "
-       "28672x8192 259.8 us vs 197.7 + ~140, 12288x4096 65.7 vs 36.5 + ~30, 4096x4096 24.2 vs 16.8 + ~10",
-       256},
-      {ArchFamily::sm90,
-       {"cuda_dequant_cublas", "cuda_nvfp4", "cpu", "ref"},
-       "fp4gemm bench on one H200: above M = 256 cuBLAS BF16 beats cuda_nvfp4's prefill kernel by more than the "
-       "per-call dequantization costs (M = 1024: 28672x8192 677 + ~140 vs 932 us, 12288x4096 148 + ~30 vs 207, "
-       "4096x4096 43.6 + ~10 vs 69.4)"},
+       "fp4gemm bench on one H200: above M = 32 on weights below 4096 rows or K, and above M = 256 on "
+       "all, dequantize + cuBLAS BF16 beats or ties cuda_nvfp4 (M=256: 4096x1024 10.2 vs 13.3 us, 2048x4096 "
+       "17.8 vs 18.0; M=1024: 28672x8192 864 vs 965, 12288x4096 187 vs 215, 4096x4096 60.4 vs 72.7; M=4096: "
+       "28672x8192 3007 vs 4106; against a resident BF16 copy, M=33/64: 2048x4096 9.8/9.9 vs 19.2/19.4, "
+       "8192x2048 10.9/11.1 vs 11.2/11.4)"},
       {ArchFamily::sm8x,
        {"cuda_nvfp4", "cuda_dequant_cublas", "cpu", "ref"},
        "unmeasured: same reasoning as SM 9.0 (small M is weight-bandwidth bound, large M is BF16-compute bound)"},

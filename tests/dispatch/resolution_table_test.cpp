@@ -130,53 +130,49 @@ TEST(ResolutionTable, HostBackendsCloseEveryGpuOrderAndAreCheckedOnTheHost) {
   EXPECT_EQ(cpu->checked_on.rfind("cpu:", 0), 0u) << "host backends are checked on the CPU: " << cpu->checked_on;
 }
 
-// The measured H200 crossover for weights the M = 33-64 rows do not take (here K = 4096 below 6144
-// rows): the decode kernel up to M = 32, dequantize + cuBLAS from M = 33.
-TEST(ResolutionTable, Sm90SwitchesFromTheDecodeKernelToCublasAboveMThirtyTwo) {
+// The measured H200 crossover for weights below 4096 rows or K (here 2048x4096): the decode
+// kernel up to M = 32, dequantize + cuBLAS from M = 33.
+TEST(ResolutionTable, Sm90SwitchesFromTheDecodeKernelToCublasAboveMThirtyTwoOnSmallWeights) {
   Runner runner(simulated_options(simulated_gpu(9, 0)));
   for (std::int64_t m : {1, 4, 8, 16, 24, 32}) {
-    EXPECT_EQ(runner.explain({m, 5120, 4096, ActivationType::bf16, DType::bf16}).choice, "cuda_nvfp4") << m;
+    EXPECT_EQ(runner.explain({m, 2048, 4096, ActivationType::bf16, DType::bf16}).choice, "cuda_nvfp4") << m;
   }
-  for (std::int64_t m : {33, 48, 64, 4096}) {
-    EXPECT_EQ(runner.explain({m, 5120, 4096, ActivationType::bf16, DType::bf16}).choice, "cuda_dequant_cublas") << m;
-    EXPECT_EQ(runner.explain({m, 4096, 4096, ActivationType::bf16, DType::bf16}).choice, "cuda_dequant_cublas") << m;
+  for (std::int64_t m : {33, 48, 64, 256, 4096}) {
+    EXPECT_EQ(runner.explain({m, 2048, 4096, ActivationType::bf16, DType::bf16}).choice, "cuda_dequant_cublas") << m;
+    EXPECT_EQ(runner.explain({m, 4096, 1024, ActivationType::bf16, DType::bf16}).choice, "cuda_dequant_cublas") << m;
   }
 }
 
-// Weights of K >= 4096 from 6144 rows, of K >= 1024 from 16384 rows and of K >= 8192 from 4096 rows,
-// measured, keep the decode kernel (its wgmma path) up to M = 64 on SM 9.0.
-TEST(ResolutionTable, Sm90KeepsTheDecodeKernelForLargeWeightsUpToMSixtyFour) {
+// From 4096 rows and K >= 4096 (measured: the four issue weights), cuda_nvfp4 serves up to M = 256
+// on SM 9.0; K >= 1024 from 16384 rows up to M = 64; dequantize + cuBLAS above.
+TEST(ResolutionTable, Sm90KeepsCudaNvfp4ForLargeWeightsUpToMTwoFiftySix) {
   Runner runner(simulated_options(simulated_gpu(9, 0)));
   const auto choice = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
     return runner.explain({m, n, k, ActivationType::bf16, DType::bf16}).choice;
   };
-  for (std::int64_t m : {1, 32, 33, 48, 64}) {
+  for (std::int64_t m : {1, 32, 33, 64, 65, 128, 256}) {
     EXPECT_EQ(choice(m, 28672, 8192), "cuda_nvfp4") << m;
     EXPECT_EQ(choice(m, 12288, 4096), "cuda_nvfp4") << m;
-    EXPECT_EQ(choice(m, 8192, 4096), "cuda_nvfp4") << m;
-    EXPECT_EQ(choice(m, 6144, 4096), "cuda_nvfp4") << m;
-    EXPECT_EQ(choice(m, 16384, 1024), "cuda_nvfp4") << m;
-    EXPECT_EQ(choice(m, 4096, 8192), "cuda_nvfp4") << m;
-    EXPECT_EQ(choice(m, 8192, 28672), "cuda_nvfp4") << m;
+    EXPECT_EQ(choice(m, 4096, 12288), "cuda_nvfp4") << m;
+    EXPECT_EQ(choice(m, 4096, 4096), "cuda_nvfp4") << m;
   }
-  // M = 65-256: the prefill kernel (an estimate until re-measured; preference.cpp), then cuBLAS.
-  EXPECT_EQ(choice(65, 28672, 8192), "cuda_nvfp4");
-  EXPECT_EQ(choice(256, 28672, 8192), "cuda_nvfp4");
-  EXPECT_EQ(choice(257, 28672, 8192), "cuda_dequant_cublas");
-  EXPECT_EQ(choice(33, 6143, 4096), "cuda_dequant_cublas");
-  EXPECT_EQ(choice(33, 12288, 4080), "cuda_dequant_cublas");
+  for (std::int64_t m : {257, 1024, 4096}) {
+    EXPECT_EQ(choice(m, 28672, 8192), "cuda_dequant_cublas") << m;
+    EXPECT_EQ(choice(m, 4096, 4096), "cuda_dequant_cublas") << m;
+  }
+  EXPECT_EQ(choice(64, 16384, 1024), "cuda_nvfp4");
+  EXPECT_EQ(choice(65, 16384, 1024), "cuda_dequant_cublas");
   EXPECT_EQ(choice(33, 16383, 2048), "cuda_dequant_cublas");
-  EXPECT_EQ(choice(33, 16384, 1008), "cuda_dequant_cublas");
-  EXPECT_EQ(choice(64, 4095, 8192), "cuda_dequant_cublas");
-  EXPECT_EQ(choice(64, 6143, 8176), "cuda_dequant_cublas");
+  EXPECT_EQ(choice(33, 4095, 8192), "cuda_dequant_cublas");
+  EXPECT_EQ(choice(33, 12288, 4080), "cuda_dequant_cublas");
   // explain cites the measurement behind the order it used.
   const auto mid = runner.explain({48, 12288, 4096, ActivationType::bf16, DType::bf16});
   EXPECT_NE(mid.order_evidence.find("12288x4096"), std::string::npos) << mid.order_evidence;
   EXPECT_NE(mid.to_text().find("order:    " + mid.order_evidence), std::string::npos) << mid.to_text();
   const auto tall = runner.explain({48, 16384, 2048, ActivationType::bf16, DType::bf16});
   EXPECT_NE(tall.order_evidence.find("16384x2048"), std::string::npos) << tall.order_evidence;
-  const auto long_weight = runner.explain({48, 4096, 8192, ActivationType::bf16, DType::bf16});
-  EXPECT_NE(long_weight.order_evidence.find("4096x8192"), std::string::npos) << long_weight.order_evidence;
+  const auto prefill = runner.explain({1024, 28672, 8192, ActivationType::bf16, DType::bf16});
+  EXPECT_NE(prefill.order_evidence.find("28672x8192 864 vs 965"), std::string::npos) << prefill.order_evidence;
 }
 
 TEST(ResolutionTable, EveryFamilyRowEndsWithTheHostBackendsAndCitesEvidence) {

@@ -101,7 +101,7 @@ std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo&) c
             std::to_string(problem.tokens) + " tokens (3 launches)";
   }
   return text + "; weighted combine (1 launch); CUDA-core NVFP4 decode, " + cuda_moe::expert_kernel_name(kernel) +
-         " expert kernel" + (streaming ? " (FP4GEMM_MOE_EXPERT_KERNEL=staged for the other)" : " (set by FP4GEMM_MOE_EXPERT_KERNEL)");
+         " expert kernel" + (streaming ? " (set by FP4GEMM_MOE_EXPERT_KERNEL)" : " (FP4GEMM_MOE_EXPERT_KERNEL=streaming for the other)");
 }
 
 void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const MutableDenseView& out, const RunContext& context) {

@@ -19,7 +19,7 @@ std::size_t place(std::size_t& total, std::size_t bytes) {
 }  // namespace
 
 ExpertKernel choose_expert_kernel(const std::optional<std::string>& knob) {
-  if (!knob) return ExpertKernel::streaming;
+  if (!knob) return ExpertKernel::staged;
   if (*knob == "streaming") return ExpertKernel::streaming;
   if (*knob == "staged") return ExpertKernel::staged;
   throw_invalid("FP4GEMM_MOE_EXPERT_KERNEL must be streaming or staged, not '" + *knob + "'");

@@ -114,7 +114,7 @@ class CudaMoe : public ::testing::Test {
     return failures.empty() ? "" : c.to_string() + ", " + label + ":\n" + failures;
   }
 
-  // Every case runs on both expert kernels (the streaming default, then the staged one).
+  // Every case runs on both expert kernels (streaming, then staged: the default).
   void expect_correct(const MoeCase& c) {
     for_each_expert_kernel([&](const char* kernel) {
       const std::string failures = run_case(c);
