@@ -91,19 +91,37 @@ TEST(CudaMoeShape, WorkspaceArraysAreAlignedDisjointAndSizedForTheCall) {
   EXPECT_GT(workspace_layout(problem(4096, 10, false, true)).total, std::size_t(40960) * 4096 * 4);
 }
 
-// Staged is the default: the kernel that has run on a GPU (streaming is opt-in until it has).
-TEST(CudaMoeShape, TheExpertKernelKnobTakesStreamingOrStagedAndDefaultsToStaged) {
+// Staged is the default: the kernel that has run on a GPU (streaming and mma are opt-in until they have).
+TEST(CudaMoeShape, TheExpertKernelKnobTakesStreamingStagedOrMmaAndDefaultsToStaged) {
   EXPECT_EQ(choose_expert_kernel(std::nullopt), ExpertKernel::staged);
   EXPECT_EQ(choose_expert_kernel(std::string("streaming")), ExpertKernel::streaming);
   EXPECT_EQ(choose_expert_kernel(std::string("staged")), ExpertKernel::staged);
+  EXPECT_EQ(choose_expert_kernel(std::string("mma")), ExpertKernel::mma);
   try {
     choose_expert_kernel(std::string("fast"));
     FAIL() << "a bad knob value was accepted";
   } catch (const Error& error) {
-    EXPECT_NE(std::string(error.what()).find("FP4GEMM_MOE_EXPERT_KERNEL must be streaming or staged, not 'fast'"), std::string::npos)
+    EXPECT_NE(std::string(error.what()).find("FP4GEMM_MOE_EXPERT_KERNEL must be streaming, staged or mma, not 'fast'"),
+              std::string::npos)
         << error.what();
   }
   EXPECT_STREQ(expert_kernel_name(ExpertKernel::staged), "staged");
+  EXPECT_STREQ(expert_kernel_name(ExpertKernel::streaming), "streaming");
+  EXPECT_STREQ(expert_kernel_name(ExpertKernel::mma), "mma");
+}
+
+// The tensor-core kernel: 16 outputs (gate and up rows) or 32 down rows a block, the last block
+// partial; two entry tiles a pass only above 8 expected entries per group.
+TEST(CudaMoeShape, TensorCoreBlocksCoverEveryRowAndTakeTwoEntryTilesOnlyForBusyExperts) {
+  EXPECT_EQ(mma_row_blocks(1024, true), 64);   // Qwen3.5-397B-A17B gate_up, I = 1024
+  EXPECT_EQ(mma_row_blocks(4096, false), 128);  // its down, H = 4096
+  EXPECT_EQ(mma_row_blocks(48, true), 3);
+  EXPECT_EQ(mma_row_blocks(48, false), 2);
+  EXPECT_EQ(mma_row_blocks(1, false), 1);
+  EXPECT_EQ(mma_entry_tiles(1), 1);
+  EXPECT_EQ(mma_entry_tiles(kMmaOneTileEntries), 1);
+  EXPECT_EQ(mma_entry_tiles(kMmaOneTileEntries + 1), 2);
+  EXPECT_EQ(kMmaBatchChunks % 2, 0);  // halved for two entry tiles
 }
 
 TEST(CudaMoeShape, StagingTileFitsStaticSharedMemoryAndUnitsDivideTheTile) {

@@ -1,19 +1,18 @@
 #pragma once
 // Device helpers shared by the two `cuda_nvfp4` kernels (sm80_nvfp4_mma_gemm.cu, mma.sync; and
-// sm90_nvfp4_wgmma_gemm.cu, wgmma): the scale table and the fragment decode (the streaming loads are
+// sm90_nvfp4_wgmma_gemm.cu, wgmma): the fragment decode of cuda_nvfp4's weight layout (the decode
+// trick and the scale table: cuda_common/bf16_mma_decode.cuh; the streaming loads:
 // cuda_common/streaming_loads.cuh).
 //
-// Decode trick (see weight_layout.hpp for the nibble order): a nibble s|e1 e0 m placed at BF16
-// bits 15 | 8..6 is the BF16 number value * 2^-126 (exponent field e, mantissa bit m; e = 0 gives
-// the subnormal m * 2^-127). Multiplying by scale * 2^118 (exact, normal) yields value * scale * 2^-8;
-// the epilogue multiplies by alpha * 2^8. Products of powers of two are exact, so results equal
-// those of the unscaled computation.
+// A nibble's bits are placed at BF16 bits 15 | 8..6 (value * 2^-126) by fragment_bits
+// (weight_bits.hpp), then scaled by the table's scale * 2^118.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
 #include <type_traits>
 
+#include "backends/cuda_common/bf16_mma_decode.cuh"
 #include "backends/cuda_common/streaming_loads.cuh"
 #include "backends/cuda_nvfp4/weight_bits.hpp"
 #include "backends/cuda_nvfp4/weight_layout.hpp"
@@ -21,46 +20,15 @@
 
 namespace fp4gemm::cuda_nvfp4 {
 
-inline constexpr float kDecodeCompensation = 256.0f;  // 2^8, undoes the 2^-8 left by the decode trick
-
-// E4M3 code -> BF16 bits of (value * 2^118), exact: normal codes keep their 3 mantissa bits and get
-// exponent E - 7 + 127 + 118; subnormal ones (E = 0) are m * 2^-9 * 2^118.
-__device__ __forceinline__ std::uint32_t scale_to_bf16_bits(unsigned code) {
-  const unsigned exponent = (code >> 3) & 0xF, mantissa = code & 0x7;
-  float value = exponent == 0 ? float(mantissa) * 0x1p109f : __uint_as_float(((exponent + 238u) << 23) | (mantissa << 20));
-  if (code & 0x80) value = -value;
-  return __float_as_uint(value) >> 16;  // exact: at most 3 mantissa bits
-}
-
-// Fills a shared 256-entry table: E4M3 code -> BF16x2 pair (both lanes the scale). The caller syncs.
-__device__ __forceinline__ void fill_scale_table(std::uint32_t* table, int thread, int threads) {
-  for (int code = thread; code < 256; code += threads) table[code] = scale_to_bf16_bits(code) * 0x10001u;
-}
-
-__device__ __forceinline__ std::uint32_t bf16x2_mul(std::uint32_t a, std::uint32_t b) {
-  std::uint32_t result;
-  // fma with -0.0 addend is an exact product (sm_80+); mul.bf16x2 itself needs sm_90.
-  asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(result) : "r"(a), "r"(b), "r"(0x80008000u));
-  return result;
-}
-
-// The lane's two row scales of one chunk (rows g and g+8) as BF16x2 pairs, from the scale table.
-struct RowScales {
-  std::uint32_t g, g8;
-};
-// Byte offsets of the two scales' 4-byte table entries: (byte 0 << 2) without a separate shift and
-// AND, (byte 1 << 2) as a high multiply, which runs on the FMA pipe instead of the busier ALU.
-__device__ __forceinline__ std::uint32_t scale_entry_offset_g(std::uint32_t scale_bytes) { return (scale_bytes << 2) & 0x3FC; }
-__device__ __forceinline__ std::uint32_t scale_entry_offset_g8(std::uint32_t scale_bytes) {
-  return __umulhi(scale_bytes, 1u << 26) & 0x3FC;
-}
-__device__ __forceinline__ RowScales lookup_row_scales(std::uint32_t scale_bytes, const std::uint32_t* scale_table) {
-  const char* table = reinterpret_cast<const char*>(scale_table);
-  RowScales scales;
-  scales.g = *reinterpret_cast<const std::uint32_t*>(table + scale_entry_offset_g(scale_bytes));
-  scales.g8 = *reinterpret_cast<const std::uint32_t*>(table + scale_entry_offset_g8(scale_bytes));
-  return scales;
-}
+// The scale side of the decode trick and the MMA live in cuda_common (shared with cuda_moe).
+using cuda::bf16x2_mul;
+using cuda::fill_scale_table;
+using cuda::kDecodeCompensation;
+using cuda::lookup_row_scales;
+using cuda::RowScales;
+using cuda::scale_entry_offset_g;
+using cuda::scale_entry_offset_g8;
+using cuda::scale_to_bf16_bits;
 
 // The 16x16 A fragment (mma.m16n8k16 layout, also wgmma's register-A layout per warp) of one MMA
 // block: registers 0 and 2 hold row g, 1 and 3 row g+8.

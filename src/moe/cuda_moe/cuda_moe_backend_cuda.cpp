@@ -7,6 +7,7 @@
 
 #include "backends/cuda_common/cuda_check.hpp"
 #include "moe/cuda_moe/cuda_moe_layout.hpp"
+#include "moe/cuda_moe/cuda_moe_mma.hpp"
 #include "moe/cuda_moe/cuda_moe_shape.hpp"
 
 namespace fp4gemm::moe {
@@ -45,11 +46,27 @@ T* at(const cuda::StreamBuffer& workspace, std::size_t offset) {
   return reinterpret_cast<T*>(workspace.as<std::uint8_t>() + offset);
 }
 
+// gate_up then down for one set of experts (routed or shared) over `grouping`: on the tensor-core
+// kernel when it is asked for and takes these experts and x (h then holds BF16), else on `kernel`.
+void run_experts(const cuda_moe::StackedExperts& gate_up, const cuda_moe::StackedExperts& down, const cuda_moe::DeviceRows& x,
+                 const cuda_moe::Grouping& grouping, std::int64_t entries_per_group, bool round_to_bf16,
+                 cuda_moe::ExpertKernel kernel, float* h, float* y, cudaStream_t stream) {
+  if (kernel == cuda_moe::ExpertKernel::mma && cuda_moe::mma_takes(gate_up, x)) {
+    auto* h_bf16 = reinterpret_cast<__nv_bfloat16*>(h);  // half of h's FP32 space
+    cuda_moe::launch_mma_gate_up(gate_up, x, grouping, entries_per_group, h_bf16, stream);
+    cuda_moe::launch_mma_down(down, h_bf16, grouping, entries_per_group, y, stream);
+    return;
+  }
+  const auto fallback = kernel == cuda_moe::ExpertKernel::mma ? cuda_moe::ExpertKernel::staged : kernel;
+  cuda_moe::launch_gate_up(gate_up, x, grouping, round_to_bf16, fallback, h, stream);
+  cuda_moe::launch_down(down, h, grouping, fallback, y, stream);
+}
+
 }  // namespace
 
 std::string CudaMoeBackend::summary() const {
   return "CUDA MoE: routing and permutation on the GPU, all active experts in one launch per GEMM "
-         "(CUDA-core NVFP4 decode), weighted combine; SM 8.0+";
+         "(CUDA-core NVFP4 decode, or tensor cores for BF16 x), weighted combine; SM 8.0+";
 }
 
 CheckResult CudaMoeBackend::check_device(const DeviceInfo& device) const {
@@ -88,20 +105,29 @@ CheckResult CudaMoeBackend::check_problem(const MoeProblem& problem, const Devic
 
 std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo&) const {
   const std::int64_t entries = problem.tokens * problem.top_k;
-  const cuda_moe::ExpertKernel kernel = expert_kernel_from_environment();
+  const cuda_moe::ExpertKernel asked = expert_kernel_from_environment();
+  // The tensor-core kernel takes BF16 x (with 16-byte aligned rows, checked per call).
+  const bool mma = asked == cuda_moe::ExpertKernel::mma && problem.activation == ActivationType::bf16;
+  const cuda_moe::ExpertKernel kernel = asked == cuda_moe::ExpertKernel::mma && !mma ? cuda_moe::ExpertKernel::staged : asked;
   const bool streaming = kernel == cuda_moe::ExpertKernel::streaming;
-  const auto gate_up = cuda_moe::grouped_grid(problem.intermediate, problem.experts, entries);
-  const auto down = cuda_moe::grouped_grid(problem.hidden, problem.experts, entries, streaming ? cuda_moe::kDownRowsPerWarp : 1);
+  const std::int64_t slots = cuda_moe::grouped_grid(0, problem.experts, entries).expert_slots;
+  const std::int64_t gate_up_blocks = mma ? cuda_moe::mma_row_blocks(problem.intermediate, true)
+                                          : cuda_moe::grouped_grid(problem.intermediate, problem.experts, entries).row_tiles;
+  const std::int64_t down_blocks =
+      mma ? cuda_moe::mma_row_blocks(problem.hidden, false)
+          : cuda_moe::grouped_grid(problem.hidden, problem.experts, entries, streaming ? cuda_moe::kDownRowsPerWarp : 1).row_tiles;
   std::string text = problem.routing_given ? "given routing" : "routing (router logits over E/2 x T/8 blocks; softmax + top-k, one block per token)";
-  text += "; permutation (count, scan, place); gate_up over all active experts in one launch (" +
-          std::to_string(gate_up.row_tiles) + " x " + std::to_string(gate_up.expert_slots) + " blocks); down likewise (" +
-          std::to_string(down.row_tiles) + " x " + std::to_string(down.expert_slots) + " blocks)";
+  text += "; permutation (count, scan, place); gate_up over all active experts in one launch (" + std::to_string(gate_up_blocks) +
+          " x " + std::to_string(slots) + " blocks); down likewise (" + std::to_string(down_blocks) + " x " + std::to_string(slots) +
+          " blocks)";
   if (problem.shared_expert) {
     text += std::string("; the ") + (problem.shared_dense ? "dense (FP32)" : "NVFP4") + " shared expert on all " +
             std::to_string(problem.tokens) + " tokens (3 launches)";
   }
-  return text + "; weighted combine (1 launch); CUDA-core NVFP4 decode, " + cuda_moe::expert_kernel_name(kernel) +
-         " expert kernel" + (streaming ? " (set by FP4GEMM_MOE_EXPERT_KERNEL)" : " (FP4GEMM_MOE_EXPERT_KERNEL=streaming for the other)");
+  const std::string decode = mma ? "; tensor-core (mma.sync BF16) NVFP4 decode, h in BF16, " : "; CUDA-core NVFP4 decode, ";
+  const bool knob_set = std::getenv("FP4GEMM_MOE_EXPERT_KERNEL") != nullptr;
+  return text + "; weighted combine (1 launch)" + decode + cuda_moe::expert_kernel_name(kernel) + " expert kernel" +
+         (knob_set ? " (set by FP4GEMM_MOE_EXPERT_KERNEL)" : " (FP4GEMM_MOE_EXPERT_KERNEL=streaming|staged|mma picks another)");
 }
 
 void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const MutableDenseView& out, const RunContext& context) {
@@ -149,8 +175,8 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
   const bool round_to_bf16 = call.x.dtype == DType::bf16;
   auto* h = at<float>(workspace, layout.intermediate);
   auto* y = at<float>(workspace, layout.expert_out);
-  cuda_moe::launch_gate_up(prepared.gate_up.view(), x, routed, round_to_bf16, kernel, h, stream);
-  cuda_moe::launch_down(prepared.down.view(), h, routed, kernel, y, stream);
+  run_experts(prepared.gate_up.view(), prepared.down.view(), x, routed, tokens * k / routed.expert_slots, round_to_bf16, kernel, h,
+              y, stream);
   // The shared expert: one group of every token, in slices over grid.y.
   float* shared_y = nullptr;
   float* shared_weight = nullptr;
@@ -163,8 +189,8 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
     auto* shared_h = at<float>(workspace, layout.shared_intermediate);
     shared_y = at<float>(workspace, layout.shared_out);
     shared_weight = at<float>(workspace, layout.shared_weight);
-    cuda_moe::launch_gate_up(prepared.shared_gate_up.view(), x, all_tokens, round_to_bf16, kernel, shared_h, stream);
-    cuda_moe::launch_down(prepared.shared_down.view(), shared_h, all_tokens, kernel, shared_y, stream);
+    run_experts(prepared.shared_gate_up.view(), prepared.shared_down.view(), x, all_tokens, split.slice, round_to_bf16, kernel,
+                shared_h, shared_y, stream);
     cuda_moe::launch_shared_gate(x, tokens, hidden, prepared.shared_gate.as<const float>(), shared_weight, stream);
   }
   // 5. combine

@@ -22,10 +22,25 @@ ExpertKernel choose_expert_kernel(const std::optional<std::string>& knob) {
   if (!knob) return ExpertKernel::staged;
   if (*knob == "streaming") return ExpertKernel::streaming;
   if (*knob == "staged") return ExpertKernel::staged;
-  throw_invalid("FP4GEMM_MOE_EXPERT_KERNEL must be streaming or staged, not '" + *knob + "'");
+  if (*knob == "mma") return ExpertKernel::mma;
+  throw_invalid("FP4GEMM_MOE_EXPERT_KERNEL must be streaming, staged or mma, not '" + *knob + "'");
 }
 
-const char* expert_kernel_name(ExpertKernel kernel) { return kernel == ExpertKernel::streaming ? "streaming" : "staged"; }
+const char* expert_kernel_name(ExpertKernel kernel) {
+  switch (kernel) {
+    case ExpertKernel::streaming: return "streaming";
+    case ExpertKernel::staged: return "staged";
+    case ExpertKernel::mma: return "mma";
+  }
+  return "?";
+}
+
+std::int64_t mma_row_blocks(std::int64_t out_rows, bool gate_up) {
+  const std::int64_t rows_per_block = mma_rows_per_block(gate_up);
+  return (out_rows + rows_per_block - 1) / rows_per_block;
+}
+
+int mma_entry_tiles(std::int64_t entries_per_group) { return entries_per_group > kMmaOneTileEntries ? 2 : 1; }
 
 GroupedGrid grouped_grid(std::int64_t rows, std::int64_t experts, std::int64_t entries, int rows_per_warp) {
   GroupedGrid grid;

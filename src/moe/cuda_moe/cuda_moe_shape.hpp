@@ -29,6 +29,18 @@ inline constexpr int kDownRowsPerWarp = 4;
 // Resident blocks per SM the streaming kernel is compiled for: a bound of 128 registers a thread
 // (65536 / (256 x 2)), with which no variant spills; at 3 blocks (80 registers) they spilled.
 inline constexpr int kStreamingBlocksPerSm = 2;
+// The tensor-core kernel (cuda_moe_mma.cu): warps of a block, each taking 1/kMmaWarpsK of K for
+// the block's rows (gate_up: 16 outputs, gate and up rows; down: 32 rows), so that one decode layer
+// (T = 1: 10 experts x 64 gate_up blocks) fills the GPU; chunks of 64 columns whose loads a lane
+// issues before using any (halved when a pass holds two entry tiles: the activations take the
+// registers); resident blocks per SM it is compiled for (a bound of 128 registers a thread).
+inline constexpr int kMmaWarpsK = 4;
+inline constexpr int kMmaBatchChunks = 4;
+inline constexpr int kMmaBlocksPerSm = 4;
+// Above this many expected entries per active expert a pass holds two entry tiles of 8, so each
+// weight byte is read once per 16 entries instead of 8.
+inline constexpr std::int64_t kMmaOneTileEntries = 8;
+
 // Routing and permutation keep one value per expert in shared memory.
 inline constexpr std::int64_t kMaxExperts = 2048;
 inline constexpr int kRoutingThreads = 256;
@@ -50,13 +62,14 @@ inline constexpr int kStagedFloats = kTokensPerChunk * staged_floats_per_token(1
 constexpr int unit_elements_for(std::int64_t k) { return k % 32 == 0 ? 32 : 16; }
 
 // Which kernel runs the NVFP4 experts: `staged` (activations staged in shared memory per K tile;
-// run and measured on an H200: T = 1 135 us on the Qwen3.5-397B-A17B layer, 8x its roofline) or
-// `streaming` (no shared memory, loads batched per lane; built for decode, NOT YET RUN ON A GPU, so
-// it is opt-in until its GPU tests and timing say otherwise). A dense (FP32) shared expert always
-// runs on the staged kernel.
-enum class ExpertKernel { streaming, staged };
-// The kernel for this call: FP4GEMM_MOE_EXPERT_KERNEL's value when given (`knob`: streaming or
-// staged; anything else throws a sentence naming the knob), else staged.
+// run and measured on an H200: T = 1 135 us on the Qwen3.5-397B-A17B layer, 8x its roofline),
+// `streaming` (no shared memory, loads batched per lane; built for decode) or `mma` (tensor cores,
+// BF16 x only; other x takes the staged kernel). The streaming and mma kernels have NOT YET RUN ON
+// A GPU, so they are opt-in until their GPU tests and timing say otherwise. A dense (FP32) shared
+// expert always runs on the staged kernel.
+enum class ExpertKernel { streaming, staged, mma };
+// The kernel for this call: FP4GEMM_MOE_EXPERT_KERNEL's value when given (`knob`: streaming,
+// staged or mma; anything else throws a sentence naming the knob), else staged.
 ExpertKernel choose_expert_kernel(const std::optional<std::string>& knob);
 const char* expert_kernel_name(ExpertKernel kernel);
 
@@ -68,6 +81,13 @@ struct GroupedGrid {
   std::int64_t expert_slots = 0;
 };
 GroupedGrid grouped_grid(std::int64_t rows, std::int64_t experts, std::int64_t entries, int rows_per_warp = 1);
+
+// The tensor-core kernel's blocks along one expert's output rows (16 outputs a block for gate_up,
+// 32 rows for down), and the entry tiles (1 or 2) a pass holds for `entries_per_group` expected
+// entries per active group.
+constexpr int mma_rows_per_block(bool gate_up) { return gate_up ? 16 : 32; }
+std::int64_t mma_row_blocks(std::int64_t out_rows, bool gate_up);
+int mma_entry_tiles(std::int64_t entries_per_group);
 
 // The shared expert's launch: one group of all T entries, split over grid.y into `slots` slices
 // of `slice` entries (a multiple of kTokensPerChunk), so T tokens run on T/8 blocks per row tile

@@ -114,7 +114,8 @@ class CudaMoe : public ::testing::Test {
     return failures.empty() ? "" : c.to_string() + ", " + label + ":\n" + failures;
   }
 
-  // Every case runs on both expert kernels (streaming, then staged: the default).
+  // Every case runs on every expert kernel (streaming, mma (BF16 x; other x falls back to staged),
+  // then staged: the default).
   void expect_correct(const MoeCase& c) {
     for_each_expert_kernel([&](const char* kernel) {
       const std::string failures = run_case(c);
@@ -123,7 +124,7 @@ class CudaMoe : public ::testing::Test {
   }
 
   static void for_each_expert_kernel(const std::function<void(const char*)>& body) {
-    for (const char* kernel : {"streaming", "staged"}) {
+    for (const char* kernel : {"streaming", "mma", "staged"}) {
       setenv("FP4GEMM_MOE_EXPERT_KERNEL", kernel, 1);
       body(kernel);
     }

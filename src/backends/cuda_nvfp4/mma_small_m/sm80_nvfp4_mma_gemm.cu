@@ -21,14 +21,6 @@ constexpr int kScaleStride = kRecordBytes / 2;   // in uint16
 constexpr int kTileCodeStride = kTileCodeBytes / 16;   // in uint4
 constexpr int kTileScaleStride = kTileScaleBytes / 2;  // in uint16
 
-__device__ __forceinline__ void mma_bf16(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
-  asm(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
 // The lane's 16 activations of one chunk and tile (its NVFP4 block's columns, weight_layout.hpp):
 // the B fragment of MMA block b is words 2b, 2b+1, i.e. .x/.y or .z/.w of half b/2.
 template <int kMTiles>
@@ -62,7 +54,7 @@ __device__ __forceinline__ void compute_chunk(const uint4& code_words, std::uint
 #pragma unroll
     for (int tile = 0; tile < kMTiles; ++tile) {
       const uint4& half = b.half[tile][block / 2];
-      mma_bf16(accumulators[block % kSets][tile], fragment, block % 2 == 0 ? half.x : half.z, block % 2 == 0 ? half.y : half.w);
+      cuda::mma_bf16_m16n8k16(accumulators[block % kSets][tile], fragment, block % 2 == 0 ? half.x : half.z, block % 2 == 0 ? half.y : half.w);
     }
   }
 }
