@@ -61,7 +61,8 @@ void launch_shared_gate(const DeviceRows& x, std::int64_t tokens, std::int64_t h
 
 // The permutation: counts, offsets [E+1], the active experts in ascending order and their count,
 // entry_token [T·k] and entry_of [T·k] (the entry of token t's slot s at t·k + s; -1 for an id
-// outside [0, E), which launch_combine turns into NaN outputs). `counts` and `cursor` are scratch.
+// outside [0, E), which launch_combine turns into NaN outputs). `counts` and `cursor` are scratch
+// (unused when T·k <= kOneBlockPermuteEntries: one block keeps them in shared memory).
 // Within an expert the order of entries depends on atomics; the results do not (each entry is
 // computed alone and the combine reads entries by (token, slot)).
 struct PermutationArrays {

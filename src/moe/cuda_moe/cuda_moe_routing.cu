@@ -196,11 +196,11 @@ __device__ int exclusive_scan(int value, int* scratch, int* total) {
   return inclusive - value;
 }
 
-// One block: offsets (exclusive scan of counts), cursor = offsets, the active experts ascending.
-__global__ void __launch_bounds__(kScanThreads)
-scan_kernel(const std::int32_t* __restrict__ counts, int experts, std::int32_t* __restrict__ offsets,
-            std::int32_t* __restrict__ cursor, std::int32_t* __restrict__ active, std::int32_t* __restrict__ active_count) {
-  __shared__ int scratch[kScanThreads];
+// The block's scan of the per-expert counts (thread i owns a contiguous range of experts):
+// offsets (exclusive scan), cursor = offsets, the active experts ascending and their count.
+// `cursor` may be `counts` itself (each count is read before its cursor is written).
+__device__ void scan_counts(const std::int32_t* counts, int experts, std::int32_t* __restrict__ offsets, std::int32_t* cursor,
+                            std::int32_t* __restrict__ active, std::int32_t* __restrict__ active_count, int* scratch) {
   const int per_thread = (experts + kScanThreads - 1) / kScanThreads;
   const int first = threadIdx.x * per_thread, last = min(first + per_thread, experts);
   int entries = 0, active_experts = 0;
@@ -212,10 +212,11 @@ scan_kernel(const std::int32_t* __restrict__ counts, int experts, std::int32_t* 
   int entry_base = exclusive_scan(entries, scratch, &total_entries);
   int active_base = exclusive_scan(active_experts, scratch, &total_active);
   for (int e = first; e < last; ++e) {
+    const int count = counts[e];
     offsets[e] = entry_base;
     cursor[e] = entry_base;
-    entry_base += counts[e];
-    if (counts[e] > 0) active[active_base++] = e;
+    entry_base += count;
+    if (count > 0) active[active_base++] = e;
   }
   if (threadIdx.x == 0) {
     offsets[experts] = total_entries;
@@ -223,11 +224,18 @@ scan_kernel(const std::int32_t* __restrict__ counts, int experts, std::int32_t* 
   }
 }
 
-__global__ void place_kernel(const std::int32_t* __restrict__ ids, std::int64_t entries, int k, int experts,
-                             std::int32_t* __restrict__ cursor, std::int32_t* __restrict__ entry_token,
-                             std::int32_t* __restrict__ entry_of) {
-  const std::int64_t entry = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (entry >= entries) return;
+// One block: the scan of the counts that count_kernel left in global memory.
+__global__ void __launch_bounds__(kScanThreads)
+scan_kernel(const std::int32_t* __restrict__ counts, int experts, std::int32_t* __restrict__ offsets,
+            std::int32_t* __restrict__ cursor, std::int32_t* __restrict__ active, std::int32_t* __restrict__ active_count) {
+  __shared__ int scratch[kScanThreads];
+  scan_counts(counts, experts, offsets, cursor, active, active_count, scratch);
+}
+
+// Entry `entry`'s place in its expert's range (`cursor`: global or shared); -1 for an id outside [0, E).
+__device__ __forceinline__ void place_entry(const std::int32_t* __restrict__ ids, std::int64_t entry, int k, int experts,
+                                            std::int32_t* cursor, std::int32_t* __restrict__ entry_token,
+                                            std::int32_t* __restrict__ entry_of) {
   const std::int32_t id = ids[entry];
   if (id < 0 || id >= experts) {
     entry_of[entry] = -1;
@@ -236,6 +244,34 @@ __global__ void place_kernel(const std::int32_t* __restrict__ ids, std::int64_t 
   const std::int32_t position = atomicAdd(&cursor[id], 1);
   entry_token[position] = std::int32_t(entry / k);
   entry_of[entry] = position;
+}
+
+// The whole permutation in one block when T·k <= kOneBlockPermuteEntries (decode): counts and
+// cursors in shared memory, so one launch instead of a memset and three.
+__global__ void __launch_bounds__(kScanThreads)
+permute_in_one_block_kernel(const std::int32_t* __restrict__ ids, int entries, int k, int experts,
+                            std::int32_t* __restrict__ offsets, std::int32_t* __restrict__ active,
+                            std::int32_t* __restrict__ active_count, std::int32_t* __restrict__ entry_token,
+                            std::int32_t* __restrict__ entry_of) {
+  __shared__ std::int32_t counts[kMaxExperts];  // then the cursors
+  __shared__ int scratch[kScanThreads];
+  for (int e = threadIdx.x; e < experts; e += kScanThreads) counts[e] = 0;
+  __syncthreads();
+  for (int entry = threadIdx.x; entry < entries; entry += kScanThreads) {
+    const std::int32_t id = ids[entry];
+    if (id >= 0 && id < experts) atomicAdd(&counts[id], 1);
+  }
+  __syncthreads();
+  scan_counts(counts, experts, offsets, counts, active, active_count, scratch);
+  __syncthreads();
+  for (int entry = threadIdx.x; entry < entries; entry += kScanThreads) place_entry(ids, entry, k, experts, counts, entry_token, entry_of);
+}
+
+__global__ void place_kernel(const std::int32_t* __restrict__ ids, std::int64_t entries, int k, int experts,
+                             std::int32_t* __restrict__ cursor, std::int32_t* __restrict__ entry_token,
+                             std::int32_t* __restrict__ entry_of) {
+  const std::int64_t entry = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (entry < entries) place_entry(ids, entry, k, experts, cursor, entry_token, entry_of);
 }
 
 unsigned blocks_for(std::int64_t threads, int per_block) { return unsigned((threads + per_block - 1) / per_block); }
@@ -265,6 +301,12 @@ void launch_permute(const std::int32_t* ids, std::int64_t tokens, int k, std::in
                     const PermutationArrays& arrays, cudaStream_t stream) {
   const std::int64_t entries = tokens * k;
   if (entries == 0) return;
+  if (entries <= kOneBlockPermuteEntries) {
+    permute_in_one_block_kernel<<<1, kScanThreads, 0, stream>>>(ids, int(entries), k, int(experts), arrays.offsets, arrays.active,
+                                                               arrays.active_count, arrays.entry_token, arrays.entry_of);
+    cuda::check_launch("cuda_moe: launching the one-block permutation kernel");
+    return;
+  }
   cuda::check_cuda(cudaMemsetAsync(arrays.counts, 0, std::size_t(experts) * sizeof(std::int32_t), stream),
                    "cuda_moe: zeroing the per-expert counts");
   count_kernel<<<blocks_for(entries, kElementwiseThreads), kElementwiseThreads, 0, stream>>>(ids, entries, int(experts),

@@ -50,6 +50,10 @@ inline constexpr int kRouterSplits = 4;
 inline constexpr std::int64_t kRouterTokensPerBlock = 8;
 inline constexpr std::int64_t kMaxRoutedTokens = 65535 * kRouterTokensPerBlock;
 inline constexpr int kScanThreads = 1024;
+// Up to this many entries (T·k) the permutation runs in one block with its counts in shared
+// memory: one launch instead of a memset and three (decode; the count and place kernels spread
+// larger T over the GPU).
+inline constexpr std::int64_t kOneBlockPermuteEntries = 8192;
 inline constexpr int kElementwiseThreads = 256;
 
 // Floats of the staged activation tile: a unit of `unit_elements` consecutive elements (what one

@@ -16,6 +16,7 @@
 #include "fp4gemm/moe/moe_runner.hpp"
 #include "gpu/gpu_test_support.hpp"
 #include "moe/cuda_moe/cuda_moe_backend.hpp"
+#include "moe/cuda_moe/cuda_moe_shape.hpp"
 #include "moe/moe_test_support.hpp"
 
 namespace fp4gemm::moe::testing {
@@ -249,6 +250,21 @@ TEST_F(CudaMoe, ShapesAtTheKernelEdges) {
       c.input = input;
       expect_correct(c);
     }
+  }
+}
+
+// Above kOneBlockPermuteEntries entries the permutation is spread over the grid (count, scan,
+// place kernels); below it one block does it all. Both sides, on one expert and on many.
+TEST_F(CudaMoe, PermutationOnBothSidesOfTheOneBlockLimit) {
+  MoeCase c;
+  c.layer.hidden = 64;
+  c.layer.intermediate = 32;
+  c.layer.experts = 16;
+  c.top_k = 8;
+  for (std::int64_t entries : {cuda_moe::kOneBlockPermuteEntries, cuda_moe::kOneBlockPermuteEntries + 8}) {
+    c.tokens = entries / c.top_k;
+    c.routing = Routing::given;
+    expect_correct(c);
   }
 }
 
