@@ -64,15 +64,19 @@ at::Tensor gemm(const at::Tensor& activation, const at::Tensor& weight, std::int
   check_same_device(activation, weight, "gemm");
   const std::int64_t k = activation.size(-1);
   const std::int64_t n = weight_rows(weight);
-  at::Tensor rows = activation.reshape({-1, k});
+  // A 2-D activation (the decode case) is used as it is: the reshape and view cost about a
+  // microsecond a call, a fifth of the op's own host time.
+  const bool two_d = activation.dim() == 2;
+  at::Tensor rows = two_d ? activation : activation.reshape({-1, k});
   if (k > 0 && rows.stride(1) != 1) rows = rows.contiguous();
   const Placement placement = placement_of(activation);
-  std::vector<std::int64_t> out_shape(activation.sizes().begin(), activation.sizes().end() - 1);
-  out_shape.push_back(n);
   at::Tensor out = at::empty({rows.size(0), n}, activation.options().dtype(out_type));
   const DenseView a{rows.data_ptr(), a_type, rows.size(0), k, rows.size(0) > 1 ? rows.stride(0) : k, placement.memory,
                     placement.device, 0};
   run_gemm(ActivationView::from_dense(a), weight, weight_id, alpha, out, backend, placement);
+  if (two_d) return out;
+  std::vector<std::int64_t> out_shape(activation.sizes().begin(), activation.sizes().end() - 1);
+  out_shape.push_back(n);
   return out.view(out_shape);
 }
 
