@@ -121,7 +121,16 @@ TEST(CudaMoeShape, TensorCoreBlocksCoverEveryRowAndTakeTwoEntryTilesOnlyForBusyE
   EXPECT_EQ(mma_entry_tiles(1), 1);
   EXPECT_EQ(mma_entry_tiles(kMmaOneTileEntries), 1);
   EXPECT_EQ(mma_entry_tiles(kMmaOneTileEntries + 1), 2);
-  EXPECT_EQ(kMmaBatchChunks % 2, 0);  // halved for two entry tiles
+  EXPECT_EQ(kMmaBatchChunks % kMmaMaxEntryTiles, 0);  // divided by the entry tiles
+  EXPECT_EQ(mma_entry_tiles(1, std::string("4")), 4);
+  EXPECT_EQ(mma_entry_tiles(1000, std::string("1")), 1);
+  try {
+    mma_entry_tiles(1, std::string("3"));
+    FAIL() << "a bad knob value was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("FP4GEMM_MOE_MMA_ENTRY_TILES must be 1, 2 or 4, not '3'"), std::string::npos)
+        << error.what();
+  }
 }
 
 TEST(CudaMoeShape, StagingTileFitsStaticSharedMemoryAndUnitsDivideTheTile) {

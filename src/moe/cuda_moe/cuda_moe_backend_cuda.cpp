@@ -35,10 +35,16 @@ void check_call_pointers(const MoeCall& call, const MutableDenseView& out, int d
   }
 }
 
-// FP4GEMM_MOE_EXPERT_KERNEL, the measurement knob that picks the expert kernel (cuda_moe_shape.hpp).
-cuda_moe::ExpertKernel expert_kernel_from_environment() {
-  const char* value = std::getenv("FP4GEMM_MOE_EXPERT_KERNEL");
-  return cuda_moe::choose_expert_kernel(value == nullptr || *value == '\0' ? std::nullopt : std::optional<std::string>(value));
+std::optional<std::string> knob(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr || *value == '\0' ? std::nullopt : std::optional<std::string>(value);
+}
+
+// The measurement knobs (cuda_moe_shape.hpp): FP4GEMM_MOE_EXPERT_KERNEL picks the expert kernel,
+// FP4GEMM_MOE_MMA_ENTRY_TILES the tensor-core kernel's entry tiles a pass.
+cuda_moe::ExpertKernel expert_kernel_from_environment() { return cuda_moe::choose_expert_kernel(knob("FP4GEMM_MOE_EXPERT_KERNEL")); }
+int entry_tiles_for(std::int64_t entries_per_group) {
+  return cuda_moe::mma_entry_tiles(entries_per_group, knob("FP4GEMM_MOE_MMA_ENTRY_TILES"));
 }
 
 template <class T>
@@ -53,8 +59,9 @@ void run_experts(const cuda_moe::StackedExperts& gate_up, const cuda_moe::Stacke
                  cuda_moe::ExpertKernel kernel, float* h, float* y, cudaStream_t stream) {
   if (kernel == cuda_moe::ExpertKernel::mma && cuda_moe::mma_takes(gate_up, x)) {
     auto* h_bf16 = reinterpret_cast<__nv_bfloat16*>(h);  // half of h's FP32 space
-    cuda_moe::launch_mma_gate_up(gate_up, x, grouping, entries_per_group, h_bf16, stream);
-    cuda_moe::launch_mma_down(down, h_bf16, grouping, entries_per_group, y, stream);
+    const int entry_tiles = entry_tiles_for(entries_per_group);
+    cuda_moe::launch_mma_gate_up(gate_up, x, grouping, entry_tiles, h_bf16, stream);
+    cuda_moe::launch_mma_down(down, h_bf16, grouping, entry_tiles, y, stream);
     return;
   }
   const auto fallback = kernel == cuda_moe::ExpertKernel::mma ? cuda_moe::ExpertKernel::staged : kernel;

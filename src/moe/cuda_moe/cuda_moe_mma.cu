@@ -5,7 +5,7 @@
 //
 // out^T = W · A^T: weight rows are the MMA's M (a warp owns two 16-row tiles: gate_up's gate rows
 // i..i+15 and the up rows beside them, or down's rows r..r+31), an expert's entries its N (8 per
-// MMA, kMmaEntryTiles tiles held at once), K is split over the block's kMmaWarpsK warps and their
+// MMA, 1, 2 or 4 tiles held at once), K is split over the block's kMmaWarpsK warps and their
 // sums are added in shared memory in a fixed order.
 //
 // The weights are read in the stacked linear layout that the other kernels read (no second copy):
@@ -125,6 +125,7 @@ __device__ __forceinline__ void compute_chunk(const ChunkWeights& w, const Chunk
 template <bool kGateUp, int kEntryTiles>
 __global__ void __launch_bounds__(kThreads, kMmaBlocksPerSm)
 mma_expert_kernel(StackedExperts weights, DeviceRows input, Grouping grouping, void* __restrict__ out) {
+  static_assert(kEntryTiles <= kMmaMaxEntryTiles && kMmaBatchChunks % kEntryTiles == 0, "whole chunks per batch");
   constexpr int kBatch = kMmaBatchChunks / kEntryTiles;
   constexpr int kValues = kTilesPerWarp * kEntryTiles * 4;
   __shared__ std::uint32_t scale_table[256];
@@ -240,14 +241,14 @@ void launch_tiles(const StackedExperts& weights, const DeviceRows& input, const 
 }
 
 template <bool kGateUp>
-void launch(const StackedExperts& weights, const DeviceRows& input, const Grouping& grouping, std::int64_t entries_per_group,
-            void* out, cudaStream_t stream, const char* what) {
+void launch(const StackedExperts& weights, const DeviceRows& input, const Grouping& grouping, int entry_tiles, void* out,
+            cudaStream_t stream, const char* what) {
   const std::int64_t out_rows = kGateUp ? weights.rows / 2 : weights.rows;
   if (out_rows == 0 || grouping.expert_slots == 0) return;
-  if (mma_entry_tiles(entries_per_group) == 2) {
-    launch_tiles<kGateUp, 2>(weights, input, grouping, out, stream);
-  } else {
-    launch_tiles<kGateUp, 1>(weights, input, grouping, out, stream);
+  switch (entry_tiles) {
+    case 4: launch_tiles<kGateUp, 4>(weights, input, grouping, out, stream); break;
+    case 2: launch_tiles<kGateUp, 2>(weights, input, grouping, out, stream); break;
+    default: launch_tiles<kGateUp, 1>(weights, input, grouping, out, stream); break;
   }
   cuda::check_launch(what);
 }
@@ -258,17 +259,17 @@ bool mma_takes(const StackedExperts& weights, const DeviceRows& x) {
   return weights.dense == nullptr && x.bf16 && reinterpret_cast<std::uintptr_t>(x.data) % 16 == 0 && x.stride % 8 == 0;
 }
 
-void launch_mma_gate_up(const StackedExperts& weights, const DeviceRows& x, const Grouping& grouping,
-                        std::int64_t entries_per_group, __nv_bfloat16* h, cudaStream_t stream) {
-  launch<true>(weights, x, grouping, entries_per_group, h, stream, "cuda_moe: launching the tensor-core gate_up kernel");
+void launch_mma_gate_up(const StackedExperts& weights, const DeviceRows& x, const Grouping& grouping, int entry_tiles,
+                        __nv_bfloat16* h, cudaStream_t stream) {
+  launch<true>(weights, x, grouping, entry_tiles, h, stream, "cuda_moe: launching the tensor-core gate_up kernel");
 }
 
-void launch_mma_down(const StackedExperts& weights, const __nv_bfloat16* h, const Grouping& grouping,
-                     std::int64_t entries_per_group, float* y, cudaStream_t stream) {
+void launch_mma_down(const StackedExperts& weights, const __nv_bfloat16* h, const Grouping& grouping, int entry_tiles,
+                     float* y, cudaStream_t stream) {
   const DeviceRows input{h, true, weights.cols};
   Grouping by_entry = grouping;  // h is indexed by entry
   by_entry.entry_token = nullptr;
-  launch<false>(weights, input, by_entry, entries_per_group, y, stream, "cuda_moe: launching the tensor-core down kernel");
+  launch<false>(weights, input, by_entry, entry_tiles, y, stream, "cuda_moe: launching the tensor-core down kernel");
 }
 
 }  // namespace fp4gemm::moe::cuda_moe

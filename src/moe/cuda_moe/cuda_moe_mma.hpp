@@ -13,13 +13,12 @@ namespace fp4gemm::moe::cuda_moe {
 bool mma_takes(const StackedExperts& weights, const DeviceRows& x);
 
 // h [entries, I] BF16 = SiLU(gs·(a·gateᵀ))·(us·(a·upᵀ)), a the entry's row of x (as launch_gate_up
-// with round_to_bf16). `entries_per_group`: the expected entries of an active group (T·k over the
-// active experts), which picks how many entry tiles a pass holds.
-void launch_mma_gate_up(const StackedExperts& weights, const DeviceRows& x, const Grouping& grouping,
-                        std::int64_t entries_per_group, __nv_bfloat16* h, cudaStream_t stream);
+// with round_to_bf16). `entry_tiles` (1, 2 or 4; mma_entry_tiles): entries of 8 a pass holds.
+void launch_mma_gate_up(const StackedExperts& weights, const DeviceRows& x, const Grouping& grouping, int entry_tiles,
+                        __nv_bfloat16* h, cudaStream_t stream);
 
 // y [entries, H] FP32 = ds·(h·downᵀ), h as launch_mma_gate_up wrote it.
-void launch_mma_down(const StackedExperts& weights, const __nv_bfloat16* h, const Grouping& grouping,
-                     std::int64_t entries_per_group, float* y, cudaStream_t stream);
+void launch_mma_down(const StackedExperts& weights, const __nv_bfloat16* h, const Grouping& grouping, int entry_tiles,
+                     float* y, cudaStream_t stream);
 
 }  // namespace fp4gemm::moe::cuda_moe

@@ -40,7 +40,13 @@ std::int64_t mma_row_blocks(std::int64_t out_rows, bool gate_up) {
   return (out_rows + rows_per_block - 1) / rows_per_block;
 }
 
-int mma_entry_tiles(std::int64_t entries_per_group) { return entries_per_group > kMmaOneTileEntries ? 2 : 1; }
+int mma_entry_tiles(std::int64_t entries_per_group, const std::optional<std::string>& knob) {
+  if (knob) {
+    if (*knob == "1" || *knob == "2" || *knob == "4") return std::stoi(*knob);
+    throw_invalid("FP4GEMM_MOE_MMA_ENTRY_TILES must be 1, 2 or 4, not '" + *knob + "'");
+  }
+  return entries_per_group > kMmaOneTileEntries ? 2 : 1;
+}
 
 GroupedGrid grouped_grid(std::int64_t rows, std::int64_t experts, std::int64_t entries, int rows_per_warp) {
   GroupedGrid grid;

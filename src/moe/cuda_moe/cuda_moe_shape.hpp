@@ -38,8 +38,10 @@ inline constexpr int kMmaWarpsK = 4;
 inline constexpr int kMmaBatchChunks = 4;
 inline constexpr int kMmaBlocksPerSm = 4;
 // Above this many expected entries per active expert a pass holds two entry tiles of 8, so each
-// weight byte is read once per 16 entries instead of 8.
+// weight byte is read (and decoded) once per 16 entries instead of 8. Four tiles (32 entries a
+// pass, one chunk of loads in flight) only through FP4GEMM_MOE_MMA_ENTRY_TILES until measured.
 inline constexpr std::int64_t kMmaOneTileEntries = 8;
+inline constexpr int kMmaMaxEntryTiles = 4;
 
 // Routing and permutation keep one value per expert in shared memory.
 inline constexpr std::int64_t kMaxExperts = 2048;
@@ -87,11 +89,12 @@ struct GroupedGrid {
 GroupedGrid grouped_grid(std::int64_t rows, std::int64_t experts, std::int64_t entries, int rows_per_warp = 1);
 
 // The tensor-core kernel's blocks along one expert's output rows (16 outputs a block for gate_up,
-// 32 rows for down), and the entry tiles (1 or 2) a pass holds for `entries_per_group` expected
+// 32 rows for down), and the entry tiles (1, 2 or 4) a pass holds for `entries_per_group` expected
 // entries per active group.
 constexpr int mma_rows_per_block(bool gate_up) { return gate_up ? 16 : 32; }
 std::int64_t mma_row_blocks(std::int64_t out_rows, bool gate_up);
-int mma_entry_tiles(std::int64_t entries_per_group);
+// `knob`: FP4GEMM_MOE_MMA_ENTRY_TILES (1, 2 or 4; anything else throws a sentence naming it).
+int mma_entry_tiles(std::int64_t entries_per_group, const std::optional<std::string>& knob = std::nullopt);
 
 // The shared expert's launch: one group of all T entries, split over grid.y into `slots` slices
 // of `slice` entries (a multiple of kTokensPerChunk), so T tokens run on T/8 blocks per row tile

@@ -268,6 +268,26 @@ TEST_F(CudaMoe, PermutationOnBothSidesOfTheOneBlockLimit) {
   }
 }
 
+// The tensor-core kernel holding 1, 2 and 4 entry tiles a pass, on experts with more entries than
+// one pass takes and on a K with a partial last chunk.
+TEST_F(CudaMoe, TensorCoreKernelAtEveryEntryTiling) {
+  MoeCase c;
+  c.layer.hidden = 1040;
+  c.layer.intermediate = 112;
+  c.layer.experts = 6;
+  c.tokens = 45;
+  c.top_k = 3;
+  c.routing = Routing::given;
+  setenv("FP4GEMM_MOE_EXPERT_KERNEL", "mma", 1);
+  for (const char* tiles : {"1", "2", "4"}) {
+    setenv("FP4GEMM_MOE_MMA_ENTRY_TILES", tiles, 1);
+    const std::string failures = run_case(c);
+    EXPECT_TRUE(failures.empty()) << tiles << " entry tiles: " << failures;
+  }
+  unsetenv("FP4GEMM_MOE_MMA_ENTRY_TILES");
+  unsetenv("FP4GEMM_MOE_EXPERT_KERNEL");
+}
+
 TEST_F(CudaMoe, SwizzledBlockScales) {
   const std::uint64_t seed = fp4gemm::testing::fresh_seed();
   std::mt19937_64 rng(seed);
