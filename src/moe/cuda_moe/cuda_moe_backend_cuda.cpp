@@ -124,7 +124,8 @@ std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo&) c
       mma ? cuda_moe::mma_row_blocks(problem.hidden, false)
           : cuda_moe::grouped_grid(problem.hidden, problem.experts, entries, streaming ? cuda_moe::kDownRowsPerWarp : 1).row_tiles;
   std::string text = problem.routing_given ? "given routing" : "routing (router logits over E/2 x T/8 blocks; softmax + top-k, one block per token)";
-  text += "; permutation (count, scan, place); gate_up over all active experts in one launch (" + std::to_string(gate_up_blocks) +
+  text += std::string(entries <= cuda_moe::kOneBlockPermuteEntries ? "; permutation (one block)" : "; permutation (count, scan, place)") +
+          "; gate_up over all active experts in one launch (" + std::to_string(gate_up_blocks) +
           " x " + std::to_string(slots) + " blocks); down likewise (" + std::to_string(down_blocks) + " x " + std::to_string(slots) +
           " blocks)";
   if (problem.shared_expert) {
@@ -132,7 +133,7 @@ std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo&) c
             std::to_string(problem.tokens) + " tokens (3 launches)";
   }
   const std::string decode = mma ? "; tensor-core (mma.sync BF16) NVFP4 decode, h in BF16, " : "; CUDA-core NVFP4 decode, ";
-  const bool knob_set = std::getenv("FP4GEMM_MOE_EXPERT_KERNEL") != nullptr;
+  const bool knob_set = knob("FP4GEMM_MOE_EXPERT_KERNEL").has_value();
   return text + "; weighted combine (1 launch)" + decode + cuda_moe::expert_kernel_name(kernel) + " expert kernel" +
          (knob_set ? " (set by FP4GEMM_MOE_EXPERT_KERNEL)" : " (FP4GEMM_MOE_EXPERT_KERNEL=streaming|staged|mma picks another)");
 }

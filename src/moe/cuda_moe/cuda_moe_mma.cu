@@ -26,6 +26,7 @@
 
 #include "backends/cuda_common/cuda_check.hpp"
 #include "backends/cuda_common/bf16_mma_decode.cuh"
+#include "backends/cuda_common/streaming_loads.cuh"
 #include "moe/cuda_moe/cuda_moe_grouping.cuh"
 #include "moe/cuda_moe/cuda_moe_mma.hpp"
 #include "moe/cuda_moe/cuda_moe_shape.hpp"
@@ -66,18 +67,17 @@ struct TileRows {
   const std::uint8_t* scales[kTilesPerWarp][2];
 };
 
-__device__ __forceinline__ uint2 load_codes(const std::uint8_t* address) {
-  uint2 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(address));
-  return v;
+// The lane's 16 codes of one row in chunk `chunk` (8-byte aligned: K is a multiple of 16).
+__device__ __forceinline__ uint2 load_codes(const std::uint8_t* row, int chunk) {
+  return load_stream_8(reinterpret_cast<const uint2*>(row + chunk * (kChunk / 2)));
 }
 
 __device__ __forceinline__ void load_chunk(const TileRows& rows, int chunk, bool in_k, ChunkWeights& w) {
 #pragma unroll
   for (int tile = 0; tile < kTilesPerWarp; ++tile) {
     if (in_k) {
-      w.codes[tile][0] = load_codes(rows.codes[tile][0] + chunk * (kChunk / 2));
-      w.codes[tile][1] = load_codes(rows.codes[tile][1] + chunk * (kChunk / 2));
+      w.codes[tile][0] = load_codes(rows.codes[tile][0], chunk);
+      w.codes[tile][1] = load_codes(rows.codes[tile][1], chunk);
       w.scales[tile] = __ldg(rows.scales[tile][0] + chunk * (kChunk / 16)) | (__ldg(rows.scales[tile][1] + chunk * (kChunk / 16)) << 8);
     } else {  // zero codes and scales: exact zeros
       w.codes[tile][0] = w.codes[tile][1] = make_uint2(0, 0);

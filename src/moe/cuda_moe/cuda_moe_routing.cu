@@ -171,12 +171,17 @@ __global__ void shared_gate_kernel(DeviceRows x, std::int64_t tokens, std::int64
   if (threadIdx.x % 32 == 0) weights[token] = gate == nullptr ? 1.0f : float(1.0 / (1.0 + exp(-logit)));
 }
 
+// Counts entry `entry` for its expert (`counts`: global or shared); ids outside [0, E) are left out.
+__device__ __forceinline__ void count_entry(const std::int32_t* __restrict__ ids, std::int64_t entry, int experts,
+                                            std::int32_t* counts) {
+  const std::int32_t id = ids[entry];
+  if (id >= 0 && id < experts) atomicAdd(&counts[id], 1);
+}
+
 __global__ void count_kernel(const std::int32_t* __restrict__ ids, std::int64_t entries, int experts,
                              std::int32_t* __restrict__ counts) {
   const std::int64_t entry = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (entry >= entries) return;
-  const std::int32_t id = ids[entry];
-  if (id >= 0 && id < experts) atomicAdd(&counts[id], 1);
+  if (entry < entries) count_entry(ids, entry, experts, counts);
 }
 
 // Exclusive block-wide scan of one int per thread (Hillis-Steele in shared memory); `total` gets the sum.
@@ -257,10 +262,7 @@ permute_in_one_block_kernel(const std::int32_t* __restrict__ ids, int entries, i
   __shared__ int scratch[kScanThreads];
   for (int e = threadIdx.x; e < experts; e += kScanThreads) counts[e] = 0;
   __syncthreads();
-  for (int entry = threadIdx.x; entry < entries; entry += kScanThreads) {
-    const std::int32_t id = ids[entry];
-    if (id >= 0 && id < experts) atomicAdd(&counts[id], 1);
-  }
+  for (int entry = threadIdx.x; entry < entries; entry += kScanThreads) count_entry(ids, entry, experts, counts);
   __syncthreads();
   scan_counts(counts, experts, offsets, counts, active, active_count, scratch);
   __syncthreads();
