@@ -19,7 +19,7 @@ std::size_t place(std::size_t& total, std::size_t bytes) {
 }  // namespace
 
 ExpertKernel choose_expert_kernel(const std::optional<std::string>& knob) {
-  if (!knob) return ExpertKernel::staged;
+  if (!knob) return ExpertKernel::mma;
   if (*knob == "streaming") return ExpertKernel::streaming;
   if (*knob == "staged") return ExpertKernel::staged;
   if (*knob == "mma") return ExpertKernel::mma;
@@ -45,7 +45,8 @@ int mma_entry_tiles(std::int64_t entries_per_group, const std::optional<std::str
     if (*knob == "1" || *knob == "2" || *knob == "4") return std::stoi(*knob);
     throw_invalid("FP4GEMM_MOE_MMA_ENTRY_TILES must be 1, 2 or 4, not '" + *knob + "'");
   }
-  return entries_per_group > kMmaOneTileEntries ? 2 : 1;
+  if (entries_per_group <= kMmaOneTileEntries) return 1;
+  return entries_per_group <= kMmaTwoTileEntries ? 2 : 4;
 }
 
 GroupedGrid grouped_grid(std::int64_t rows, std::int64_t experts, std::int64_t entries, int rows_per_warp) {

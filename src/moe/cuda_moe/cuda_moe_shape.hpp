@@ -37,10 +37,13 @@ inline constexpr int kStreamingBlocksPerSm = 2;
 inline constexpr int kMmaWarpsK = 4;
 inline constexpr int kMmaBatchChunks = 4;
 inline constexpr int kMmaBlocksPerSm = 4;
-// Above this many expected entries per active expert a pass holds two entry tiles of 8, so each
-// weight byte is read (and decoded) once per 16 entries instead of 8. Four tiles (32 entries a
-// pass, one chunk of loads in flight) only through FP4GEMM_MOE_MMA_ENTRY_TILES until measured.
+// Entry tiles of 8 a pass holds (each weight byte is read and decoded once per tile set): one up
+// to kMmaOneTileEntries expected entries per active expert, two up to kMmaTwoTileEntries, then
+// four (32 entries a pass, one chunk of loads in flight). Measured on an H100, Qwen3.5-397B-A17B
+// layer: at 10 entries per expert (T = 512) two tiles take 2137 us and four 2708; at 80 (T = 4096)
+// two take 11747 us and four 9532. Where between 10 and 80 four starts to win is not measured.
 inline constexpr std::int64_t kMmaOneTileEntries = 8;
+inline constexpr std::int64_t kMmaTwoTileEntries = 32;
 inline constexpr int kMmaMaxEntryTiles = 4;
 
 // Routing and permutation keep one value per expert in shared memory.
@@ -67,15 +70,15 @@ inline constexpr int kStagedFloats = kTokensPerChunk * staged_floats_per_token(1
 // 32 elements (two scale blocks, 16 code bytes: one 16-byte load) when K allows, else 16 (8 bytes).
 constexpr int unit_elements_for(std::int64_t k) { return k % 32 == 0 ? 32 : 16; }
 
-// Which kernel runs the NVFP4 experts: `staged` (activations staged in shared memory per K tile;
-// run and measured on an H200: T = 1 135 us on the Qwen3.5-397B-A17B layer, 8x its roofline),
-// `streaming` (no shared memory, loads batched per lane; built for decode) or `mma` (tensor cores,
-// BF16 x only; other x takes the staged kernel). The streaming and mma kernels have NOT YET RUN ON
-// A GPU, so they are opt-in until their GPU tests and timing say otherwise. A dense (FP32) shared
-// expert always runs on the staged kernel.
+// Which kernel runs the NVFP4 experts: `mma` (tensor cores, BF16 x; the default: on an H100 it
+// serves the Qwen3.5-397B-A17B layer 1.9-2.4x faster than cuBLAS BF16 grouped up to T = 512,
+// bench/results/h100-moe.md), `staged` (CUDA-core decode with the activations staged in shared
+// memory per K tile: any x, and the dense FP32 shared expert) or `streaming` (CUDA-core decode, no
+// shared memory; measured slower than mma at T = 1 and 8). x that is not BF16 (FP32, or NVFP4 for
+// W4A4) takes the staged kernel.
 enum class ExpertKernel { streaming, staged, mma };
 // The kernel for this call: FP4GEMM_MOE_EXPERT_KERNEL's value when given (`knob`: streaming,
-// staged or mma; anything else throws a sentence naming the knob), else staged.
+// staged or mma; anything else throws a sentence naming the knob), else mma.
 ExpertKernel choose_expert_kernel(const std::optional<std::string>& knob);
 const char* expert_kernel_name(ExpertKernel kernel);
 
