@@ -8,7 +8,9 @@ backend is the first of --backend's names that the lines hold, so runs from befo
 rename (cuda_decode -> cuda_nvfp4) read alike.
 MoE lines (`fp4gemm bench --moe --json`, "moe": true) make their own table: one row per layer shape
 and token count with the backend that served our layer, its time, the roofline of the experts the
-routing touched and our time over it, every peer's time and each peer's time over ours.
+routing touched and our time over it (with given routing), the whole layer's time routed by its own
+router and its roofline multiple when the run has router lines ("routing": "router"), every peer's
+time and each peer's time over ours (given routing).
 `--compare LABEL=FILE` adds a column with our backend's time from another run (for example one made
 with FP4GEMM_PDL=0). `--run FILE.run.json` prints a header above the table from that sidecar: its
 title, date, commit and command, the device and ceilings from the bench lines themselves; the
@@ -125,11 +127,17 @@ def moe_table(rows):
             group["peers"][row["backend"]] = row
             if row["backend"] not in peers:
                 peers.append(row["backend"])
+        elif row.get("routing") == "router":
+            group["routed"] = row
         else:
             group["ours"] = row
     shapes = {key[:5] for key in grouped}
     ratio_peers = [(name, label) for name, label in MOE_RATIO_PEERS if name in peers]
+    # Runs with a router row (the whole layer, routed by its router) get its time beside the
+    # given-routing one; the peers are always given the routing.
+    has_routed = any("routed" in group for group in grouped.values())
     header = (["E, k, H, I"] if len(shapes) > 1 else []) + ["tokens", "active experts", "backend", "µs", "roofline µs", "× roofline"]
+    header += ["with router µs", "× its roofline"] if has_routed else []
     header += [f"{name} µs" for name in peers] + [label for _, label in ratio_peers]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for key in sorted(grouped):
@@ -147,6 +155,10 @@ def moe_table(rows):
         cells = [f"{key[0]}, {key[1]}, {key[2]}, {key[3]}{shared}"] if len(shapes) > 1 else []
         cells += [str(key[5]), str(ours["active_experts"]), ours["backend"], cell(time), cell(ours.get("roofline_us")),
                   cell(ours.get("times_roofline"), 2)]
+        if has_routed:
+            routed = group.get("routed")
+            ok = routed is not None and routed.get("ok")
+            cells += [cell(routed["time_us"]) if ok else "–", cell(routed.get("times_roofline"), 2) if ok else "–"]
         cells += [cell(peer_time(name)) for name in peers] + peer_cells(peer_time, ratio_peers, time)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -21,7 +21,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Seeds of the random operands, distinct per role.
-constexpr std::uint64_t kExpertSeed = 31, kSharedSeed = 37, kActivationSeed = 41;
+constexpr std::uint64_t kExpertSeed = 31, kSharedSeed = 37, kActivationSeed = 41, kRouterSeed = 47;
 
 Nvfp4Matrix random_weight(std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
   const std::vector<float> values = random_normal_values(rows * cols, seed);
@@ -83,6 +83,13 @@ MoeBenchLayer::MoeBenchLayer(const MoeBenchShape& shape) : shape_(shape) {
     for (float& value : shared_gate_f32_) value = bf16_to_float(float_to_bf16(value * 0.05f));
     for (float value : shared_gate_f32_) shared_gate_bf16_.push_back(float_to_bf16(value));
   }
+  // Logits x·router of about unit spread for x ~ N(0, 1): each router element N(0, 1/H).
+  const float router_scale = 1.0f / std::sqrt(float(hidden));
+  for (float value : random_normal_values(shape.experts * hidden, kRouterSeed)) router_bf16_.push_back(float_to_bf16(value * router_scale));
+}
+
+DenseView MoeBenchLayer::router() const {
+  return {router_bf16_.data(), DType::bf16, shape_.experts, shape_.hidden, 0, Memory::host, 0, std::int64_t(router_bf16_.size() * 2)};
 }
 
 moe::MoeWeights MoeBenchLayer::weights() const {
@@ -115,6 +122,7 @@ moe::MoeWeights MoeBenchLayer::weights() const {
     expert.gate = {shared_gate_bf16_.data(), DType::bf16, 1, hidden, 0, Memory::host, 0, hidden * 2};
     weights.shared = expert;
   }
+  weights.router = router();
   return weights;
 }
 
@@ -167,19 +175,40 @@ std::vector<moe::TopK> routing_draws(std::int64_t tokens, std::int64_t experts, 
   return draws;
 }
 
+RoutedDraws routed_draws(const MoeBenchLayer& layer, std::int64_t tokens, std::uint64_t seed) {
+  const MoeBenchShape& shape = layer.shape();
+  RoutedDraws draws;
+  for (int i = 0; i < kRoutingDraws; ++i) {
+    std::vector<float> x = random_normal_values(tokens * shape.hidden, seed + std::uint64_t(i));
+    for (float& value : x) value = bf16_to_float(float_to_bf16(value));  // the values a BF16 x holds
+    const std::vector<float> logits = moe::router_logits({x.data(), DType::f32, tokens, shape.hidden}, layer.router());
+    draws.routings.push_back(moe::route_from_logits(logits.data(), tokens, shape.experts, shape.top_k, shape.norm_topk_prob));
+    draws.x.push_back(std::move(x));
+  }
+  return draws;
+}
+
 MoeResult time_moe_call(const std::string& name, bool peer, const MoeBenchShape& shape, const std::vector<moe::TopK>& routings,
-                        const MoeLayerCall& call, DType x_dtype, DType out_dtype) {
+                        const MoeLayerCall& call, DType x_dtype, DType out_dtype, const std::vector<std::vector<float>>* draw_x) {
   if (routings.empty()) throw_invalid("time_moe_call needs at least one routing");
   double active = 0;
   for (const moe::TopK& routing : routings) active += double(count_active_experts(routing, shape.experts));
   MoeResult result{name, peer, routings.front().tokens, std::int64_t(std::lround(active / double(routings.size())))};
   const std::int64_t tokens = result.tokens, hidden = shape.hidden;
-  const std::vector<float> x_f32 = random_normal_values(tokens * hidden, kActivationSeed);
-  std::vector<std::uint16_t> x_bf16;
-  DenseView x{x_f32.data(), DType::f32, tokens, hidden};
-  if (x_dtype == DType::bf16) {
-    for (float value : x_f32) x_bf16.push_back(float_to_bf16(value));
-    x = {x_bf16.data(), DType::bf16, tokens, hidden};
+  if (draw_x != nullptr && draw_x->size() != routings.size()) throw_invalid("time_moe_call needs one x per routing");
+  // x of each draw in x_dtype: draw_x's, or one seeded random x for all.
+  std::vector<std::vector<float>> x_f32;
+  if (draw_x == nullptr) x_f32.push_back(random_normal_values(tokens * hidden, kActivationSeed));
+  const std::vector<std::vector<float>>& x_values = draw_x != nullptr ? *draw_x : x_f32;
+  std::vector<std::vector<std::uint16_t>> x_bf16(x_dtype == DType::bf16 ? x_values.size() : 0);
+  std::vector<DenseView> x;
+  for (std::size_t d = 0; d < x_values.size(); ++d) {
+    if (x_dtype != DType::bf16) {
+      x.push_back({x_values[d].data(), DType::f32, tokens, hidden});
+      continue;
+    }
+    for (float value : x_values[d]) x_bf16[d].push_back(float_to_bf16(value));
+    x.push_back({x_bf16[d].data(), DType::bf16, tokens, hidden});
   }
   std::vector<std::uint8_t> out(std::size_t(tokens * hidden) * dtype_size(out_dtype));
   const auto output_value = [&](std::int64_t i) {
@@ -198,9 +227,10 @@ MoeResult time_moe_call(const std::string& name, bool peer, const MoeBenchShape&
   const Timing timing = time_repeatedly(
       [&] {
         const moe::TopK& routing = routings[next];
+        const DenseView& x_of_draw = x[x.size() == 1 ? 0 : next];
         next = (next + 1) % routings.size();
         const auto start = Clock::now();
-        call(x, routing, out_view);
+        call(x_of_draw, routing, out_view);
         return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
       },
       int(routings.size()), 200, 0.5);  // each draw once untimed: a backend's first touch of an expert is not a step's cost
@@ -215,7 +245,7 @@ MoeResult time_moe_call(const std::string& name, bool peer, const MoeBenchShape&
   result.spread = timing.spread;
   result.repeats = timing.repeats;
   result.note = "median of " + std::to_string(timing.repeats) + ", " + std::to_string(routings.size()) +
-                " uniform random routings in turn";
+                (draw_x != nullptr ? " random x routed by the layer's router in turn" : " uniform random routings in turn");
   return result;
 }
 

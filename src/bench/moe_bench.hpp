@@ -28,7 +28,9 @@ struct MoeBenchShape {
 // the shared I not a multiple of 16.
 void check_moe_bench_shape(const MoeBenchShape& shape);
 
-// A random layer in the fused gate_up layout, with no router (the bench gives the routing).
+// A random layer in the fused gate_up layout, with a random BF16 router [E, H] (scaled so a random
+// normal x gives logits of about unit spread, as a trained router's): the uniform-routing rows give
+// their routing (which wins over the router), the router rows let the layer route x itself.
 // NOTE: kDistinctExperts random experts are quantized and copied into all E slots: every expert has
 // its own memory (so the bytes streamed are those of E experts) while a 512-expert layer is made in
 // about a second instead of quantizing 6 G random values.
@@ -44,6 +46,7 @@ class MoeBenchLayer {
   const Nvfp4Matrix* shared_gate_up() const { return shape_.shared_intermediate ? &shared_gate_up_ : nullptr; }
   const Nvfp4Matrix* shared_down() const { return shape_.shared_intermediate ? &shared_down_ : nullptr; }
   const std::vector<float>& shared_gate() const { return shared_gate_f32_; }
+  DenseView router() const;  // [E, H] BF16, host
 
  private:
   MoeBenchShape shape_;
@@ -52,6 +55,7 @@ class MoeBenchLayer {
   Nvfp4Matrix shared_gate_up_, shared_down_;
   std::vector<float> shared_gate_f32_;
   std::vector<std::uint16_t> shared_gate_bf16_;
+  std::vector<std::uint16_t> router_bf16_;
 };
 
 // Each token's k experts drawn uniformly without repetition (seeded), weights random positive
@@ -76,6 +80,9 @@ struct MoeResult {
   int repeats = 0;
   std::string note;
   bool ok = true;
+  // The call ran the layer's router (logits, softmax, top-k) on x before the experts: the whole
+  // layer. Otherwise the routing was given, as serving engines that route outside the layer pass it.
+  bool routed = false;
   // The output against `ref` on a few tokens (moe_peer_plan.hpp); checked_tokens 0: not checked.
   double relative_error = 0;
   std::int64_t checked_tokens = 0;
@@ -88,11 +95,23 @@ inline constexpr int kRoutingDraws = 8;
 // kRoutingDraws seeded uniform routings (seed, seed + 1, ...) of the same T, E and k.
 std::vector<moe::TopK> routing_draws(std::int64_t tokens, std::int64_t experts, int top_k, std::uint64_t seed);
 
-// Times `call` on random x (`x_dtype`, BF16 or F32), call after call through `routings` (the same
-// T); active_experts is their mean, rounded. The output (`out_dtype`) is poisoned with NaN first
-// and checked to be finite after the timing, so a call that writes nothing does not pass for a fast one.
+// The router rows' inputs: kRoutingDraws random x [T, H] (seeds seed, seed + 1, ...; values exact
+// in BF16), each with the routing the layer's router gives it (moe::router_logits, then
+// route_from_logits: the oracle's routing), so their active experts are counted and the first is
+// checked as the given-routing rows are.
+struct RoutedDraws {
+  std::vector<std::vector<float>> x;
+  std::vector<moe::TopK> routings;
+};
+RoutedDraws routed_draws(const MoeBenchLayer& layer, std::int64_t tokens, std::uint64_t seed);
+
+// Times `call` call after call through `routings` (the same T) on x (`x_dtype`, BF16 or F32): one
+// random x for every call, or with `draw_x` x[d] for the call of routings[d]. active_experts is
+// the routings' mean, rounded. The output (`out_dtype`) is poisoned with NaN first and checked to
+// be finite after the timing, so a call that writes nothing does not pass for a fast one.
 MoeResult time_moe_call(const std::string& name, bool peer, const MoeBenchShape& shape, const std::vector<moe::TopK>& routings,
-                        const MoeLayerCall& call, DType x_dtype, DType out_dtype);
+                        const MoeLayerCall& call, DType x_dtype, DType out_dtype,
+                        const std::vector<std::vector<float>>* draw_x = nullptr);
 
 // The OpenBLAS peer: the layer on FP32 experts (dequantized), tokens grouped by expert, one
 // SGEMM for gate_up and one for down per active expert, FP32 x and output.

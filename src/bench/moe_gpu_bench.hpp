@@ -23,10 +23,12 @@ struct GpuMoeBenchRequest {
   std::string backend;  // an MoE backend, "auto" or "": the runner's choice
   bool include_peers = true;
   std::uint64_t routing_seed = 0;
+  bool include_routed = true;  // also the whole layer routed by its router (bench::routed_draws)
 };
 
 // Per token count: ours (the backend the MoE runner serves; x, routing and output in device memory
-// when that backend's memory is cuda, else in host memory timed as the CPU bench does), then each peer.
+// when that backend's memory is cuda, else in host memory timed as the CPU bench does), ours routed
+// by the layer's router on each draw's own x (MoeResult::routed), then each peer.
 std::vector<MoeResult> bench_moe_gpu(const MoeBenchLayer& layer, const GpuMoeBenchRequest& request);
 #endif
 

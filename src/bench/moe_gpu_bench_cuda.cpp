@@ -100,25 +100,52 @@ Memory memory_of(const std::string& backend) {
   throw_invalid("the MoE runner chose '" + backend + "', which is not an MoE backend of this build");
 }
 
+// The router rows' operands: routed_draws on the host (x per draw and the oracle's routing of it)
+// and each draw's x in device memory (BF16).
+struct RoutedOnGpu {
+  RoutedDraws draws;
+  std::vector<cuda::DeviceBuffer> x;
+};
+
+RoutedOnGpu make_routed_operands(const MoeBenchLayer& layer, std::int64_t tokens, std::uint64_t seed) {
+  RoutedOnGpu routed{routed_draws(layer, tokens, seed), {}};
+  for (const std::vector<float>& values : routed.draws.x) {
+    std::vector<std::uint16_t> bf16(values.size());
+    for (std::size_t i = 0; i < bf16.size(); ++i) bf16[i] = float_to_bf16(values[i]);
+    routed.x.push_back(cuda::upload(bf16.data(), bf16.size() * 2, "the MoE bench's routed x"));
+  }
+  check_cuda(cudaDeviceSynchronize(), "bench: uploading the routed MoE operands");  // legacy-stream uploads
+  return routed;
+}
+
 class OursOnGpu {
  public:
   OursOnGpu(const MoeBenchLayer& layer, const GpuMoeBenchRequest& request)
       : shape_(layer.shape()), weights_(layer.weights()), device_(request.device), runner_(runner_options(request)),
         handle_(runner_.prepare(weights_)) {}
 
-  MoeResult time(GpuMoeOperands& operands, const Expected& expected, std::int64_t active, cudaStream_t stream) {
+  // `routed`: each call routes its draw's x through the layer's router (no routing given), else
+  // operands' x with the given draws.
+  MoeResult time(GpuMoeOperands& operands, const Expected& expected, std::int64_t active, cudaStream_t stream,
+                 const RoutedOnGpu* routed = nullptr) {
     const moe::MoeProblem problem{operands.tokens, shape_.hidden, shape_.intermediate, shape_.experts, shape_.top_k, ActivationType::bf16,
-                                  DType::bf16, true, shape_.shared_intermediate > 0, shape_.shared_intermediate, false};
+                                  DType::bf16, routed == nullptr, shape_.shared_intermediate > 0, shape_.shared_intermediate, false};
     const moe::MoeExplanation plan = runner_.explain(problem);
     if (plan.choice.empty()) return failed("fp4gemm", false, operands, active, "no MoE backend can run it: " + plan.choice_reason);
     MoeResult result{plan.choice, false, operands.tokens, active};
+    result.routed = routed != nullptr;
     moe::MoeOptions options;
     options.top_k = shape_.top_k;
     options.norm_topk_prob = shape_.norm_topk_prob;
     if (memory_of(plan.choice) == Memory::cuda) {
-      const DenseView x{operands.x.data(), DType::bf16, operands.tokens, shape_.hidden, 0, Memory::cuda, device_};
       const MutableDenseView out{operands.out.data(), DType::bf16, operands.tokens, shape_.hidden, 0, Memory::cuda, device_};
       const auto call = [&](int draw) {
+        if (routed != nullptr) {
+          const DenseView x{routed->x[std::size_t(draw)].data(), DType::bf16, operands.tokens, shape_.hidden, 0, Memory::cuda, device_};
+          runner_.run({x, {}, options}, handle_, out, RunContext{stream});
+          return;
+        }
+        const DenseView x{operands.x.data(), DType::bf16, operands.tokens, shape_.hidden, 0, Memory::cuda, device_};
         const moe::RoutingView routing{operands.ids[std::size_t(draw)].as<const std::int32_t>(),
                                        operands.weights[std::size_t(draw)].as<const float>(), Memory::cuda, device_};
         runner_.run({x, routing, options}, handle_, out, RunContext{stream});
@@ -127,9 +154,10 @@ class OursOnGpu {
       for (int draw = 1; draw < kRoutingDraws; ++draw) call(draw);
       check_cuda(cudaStreamSynchronize(stream), "bench: the MoE layer's first call of each routing");
       const CallTiming timing = time_calls(stream, calls_per_graph(kRoutingDraws), [&](int index) { call(index % kRoutingDraws); });
-      finish(result, timing, "served by the MoE runner from device memory");
+      finish(result, timing, routed != nullptr ? "served by the MoE runner from device memory, routed by the layer's router"
+                                                : "served by the MoE runner from device memory");
     } else {
-      time_on_host(result, operands, expected, options);
+      time_on_host(result, operands, expected, options, routed);
     }
     result.name = runner_.explain(problem).choice;  // after any fallback while serving
     return result;
@@ -144,17 +172,24 @@ class OursOnGpu {
   }
 
   // The served backend runs on the host: as the CPU bench times it (wall clock around each call).
-  void time_on_host(MoeResult& result, GpuMoeOperands& operands, const Expected& expected, const moe::MoeOptions& options) {
+  void time_on_host(MoeResult& result, GpuMoeOperands& operands, const Expected& expected, const moe::MoeOptions& options,
+                    const RoutedOnGpu* routed) {
     const MoeLayerCall call = [&](const DenseView& x, const moe::TopK& routing, const MutableDenseView& out) {
-      runner_.run({x, {routing.ids.data(), routing.weights.data()}, options}, handle_, out);
+      if (routed != nullptr) {
+        runner_.run({x, {}, options}, handle_, out);
+      } else {
+        runner_.run({x, {routing.ids.data(), routing.weights.data()}, options}, handle_, out);
+      }
     };
-    std::vector<std::uint16_t> x(operands.x_values.size()), out(x.size(), 0xFFFF);
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] = float_to_bf16(operands.x_values[i]);
-    call({x.data(), DType::bf16, operands.tokens, shape_.hidden}, operands.routings.front(),
-         {out.data(), DType::bf16, operands.tokens, shape_.hidden});
+    const std::vector<float>& x_values = routed != nullptr ? routed->draws.x.front() : operands.x_values;
+    const std::vector<moe::TopK>& routings = routed != nullptr ? routed->draws.routings : operands.routings;
+    std::vector<std::uint16_t> x(x_values.size()), out(x.size(), 0xFFFF);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = float_to_bf16(x_values[i]);
+    call({x.data(), DType::bf16, operands.tokens, shape_.hidden}, routings.front(), {out.data(), DType::bf16, operands.tokens, shape_.hidden});
     result.relative_error = relative_error(rows_of(out, shape_.hidden, expected.indices), expected.rows);
     result.checked_tokens = std::int64_t(expected.indices.size());
-    const MoeResult timed = time_moe_call(result.name, false, shape_, operands.routings, call, DType::bf16, DType::bf16);
+    const MoeResult timed = time_moe_call(result.name, false, shape_, routings, call, DType::bf16, DType::bf16,
+                                          routed != nullptr ? &routed->draws.x : nullptr);
     result.time_us = timed.time_us;
     result.spread = timed.spread;
     result.repeats = timed.repeats;
@@ -230,6 +265,18 @@ std::vector<MoeResult> bench_moe_gpu(const MoeBenchLayer& layer, const GpuMoeBen
     expected.indices = check_tokens(tokens, kMoeCheckTokens);
     expected.rows = reference_rows(weights, operands.x_values, shape.hidden, operands.routings.front(), expected.indices);
     results.push_back(guarded("fp4gemm", false, operands, active, [&] { return ours.time(operands, expected, active, stream.get()); }));
+    // The whole layer: the same backend routing each draw's x with the layer's router.
+    if (request.include_routed) {
+      const RoutedOnGpu routed = make_routed_operands(layer, tokens, request.routing_seed);
+      const std::int64_t routed_active = mean_active(routed.draws.routings, shape.experts);
+      Expected routed_expected;
+      routed_expected.indices = expected.indices;
+      routed_expected.rows = reference_rows(weights, routed.draws.x.front(), shape.hidden, routed.draws.routings.front(), expected.indices);
+      MoeResult whole = guarded("fp4gemm", false, operands, routed_active,
+                                [&] { return ours.time(operands, routed_expected, routed_active, stream.get(), &routed); });
+      whole.routed = true;  // also on a row that failed
+      results.push_back(whole);
+    }
     if (!request.include_peers) continue;
     results.push_back(guarded("cublas_bf16_grouped", true, operands, active, [&] {
       return time_peer("cublas_bf16_grouped", layer, operands, expected, active, stream.get(), make_cublas_bf16_grouped_peer);

@@ -8,24 +8,27 @@
 namespace fp4gemm::bench {
 namespace {
 
-// A BF16 call with given routing on a bench layer of `shape`.
-moe::MoeProblem bench_problem(const MoeBenchShape& shape, std::int64_t tokens) {
-  return {tokens, shape.hidden, shape.intermediate, shape.experts, shape.top_k, ActivationType::bf16, DType::bf16, true,
+// A BF16 call on a bench layer of `shape`, routed by its router or with given routing.
+moe::MoeProblem bench_problem(const MoeBenchShape& shape, std::int64_t tokens, bool routed) {
+  return {tokens, shape.hidden, shape.intermediate, shape.experts, shape.top_k, ActivationType::bf16, DType::bf16, !routed,
           shape.shared_intermediate > 0, shape.shared_intermediate, false};
 }
 
 }  // namespace
 
-double moe_touched_bytes(const MoeBenchShape& shape, std::int64_t tokens, std::int64_t active_experts) {
-  return bench_problem(shape, tokens).minimal_bytes(active_experts);
+double moe_touched_bytes(const MoeBenchShape& shape, std::int64_t tokens, std::int64_t active_experts, bool routed) {
+  return bench_problem(shape, tokens, routed).minimal_bytes(active_experts);
 }
 
-double moe_layer_flops(const MoeBenchShape& shape, std::int64_t tokens) { return bench_problem(shape, tokens).flops(); }
+double moe_layer_flops(const MoeBenchShape& shape, std::int64_t tokens, bool routed) {
+  return bench_problem(shape, tokens, routed).flops();
+}
 
-double moe_roofline_us(const MoeBenchShape& shape, std::int64_t tokens, std::int64_t active_experts, const Ceilings& ceilings) {
+double moe_roofline_us(const MoeBenchShape& shape, std::int64_t tokens, std::int64_t active_experts, const Ceilings& ceilings,
+                       bool routed) {
   if (ceilings.bandwidth_gbps <= 0 || ceilings.compute_tflops <= 0) return 0;
-  const double memory_us = moe_touched_bytes(shape, tokens, active_experts) / (ceilings.bandwidth_gbps * 1e9) * 1e6;
-  const double compute_us = moe_layer_flops(shape, tokens) / (ceilings.compute_tflops * 1e12) * 1e6;
+  const double memory_us = moe_touched_bytes(shape, tokens, active_experts, routed) / (ceilings.bandwidth_gbps * 1e9) * 1e6;
+  const double compute_us = moe_layer_flops(shape, tokens, routed) / (ceilings.compute_tflops * 1e12) * 1e6;
   return std::max(memory_us, compute_us);
 }
 
@@ -43,6 +46,7 @@ nlohmann::json moe_json_line(const MoeBenchShape& shape, const MoeResult& result
                       {"moe", true},
                       {"backend", result.name},
                       {"peer", result.peer},
+                      {"routing", result.routed ? "router" : "given"},
                       {"tokens", result.tokens},
                       {"experts", shape.experts},
                       {"top_k", shape.top_k},
@@ -50,8 +54,8 @@ nlohmann::json moe_json_line(const MoeBenchShape& shape, const MoeResult& result
                       {"intermediate", shape.intermediate},
                       {"shared_intermediate", shape.shared_intermediate},
                       {"active_experts", result.active_experts},
-                      {"touched_bytes", moe_touched_bytes(shape, result.tokens, result.active_experts)},
-                      {"flops", moe_layer_flops(shape, result.tokens)},
+                      {"touched_bytes", moe_touched_bytes(shape, result.tokens, result.active_experts, result.routed)},
+                      {"flops", moe_layer_flops(shape, result.tokens, result.routed)},
                       {"bandwidth_gbps", ceilings.bandwidth_gbps},
                       {"compute_tflops", ceilings.compute_tflops},
                       {"ok", result.ok},
@@ -65,7 +69,7 @@ nlohmann::json moe_json_line(const MoeBenchShape& shape, const MoeResult& result
   line["time_us"] = result.time_us;
   line["spread"] = result.spread;
   line["repeats"] = result.repeats;
-  const double roofline = moe_roofline_us(shape, result.tokens, result.active_experts, ceilings);
+  const double roofline = moe_roofline_us(shape, result.tokens, result.active_experts, ceilings, result.routed);
   if (roofline > 0) {
     line["roofline_us"] = roofline;
     line["roofline_fraction"] = roofline / result.time_us;

@@ -8,6 +8,7 @@
 #include "bench/model_step_report.hpp"
 #include "bench/moe_bench.hpp"
 #include "fp4gemm/error.hpp"
+#include "fp4gemm/format/half.hpp"
 
 namespace fp4gemm::bench {
 namespace {
@@ -123,6 +124,63 @@ TEST(MoeBench, TimingRefusesACallThatLeavesTheOutputUnwritten) {
   EXPECT_EQ(seen.size(), std::size_t(kRoutingDraws)) << "every draw is used in turn";
   EXPECT_GE(zeros.active_experts, 2);
   EXPECT_LE(zeros.active_experts, 4);
+}
+
+// The router rows: each draw's x is BF16-exact and its own, and its routing is the oracle's for
+// the layer's router, with logits of about unit spread (so routing is spread over the experts).
+TEST(MoeBench, RoutedDrawsPairEachXWithTheRoutingTheRouterGivesIt) {
+  const MoeBenchShape shape{16, 64, 32, 0, 4};
+  const MoeBenchLayer layer(shape);
+  const moe::MoeWeights weights = layer.weights();
+  ASSERT_EQ(weights.router.data, layer.router().data) << "the layer carries its router";
+  EXPECT_EQ(weights.router.dtype, DType::bf16);
+  EXPECT_EQ(weights.router.rows, 16);
+  EXPECT_EQ(weights.router.cols, 64);
+  const RoutedDraws draws = routed_draws(layer, 5, 9);
+  ASSERT_EQ(draws.x.size(), std::size_t(kRoutingDraws));
+  ASSERT_EQ(draws.routings.size(), std::size_t(kRoutingDraws));
+  EXPECT_NE(draws.x[0], draws.x[1]) << "each draw has its own x";
+  double spread = 0;
+  for (int d = 0; d < kRoutingDraws; ++d) {
+    const std::vector<float>& x = draws.x[std::size_t(d)];
+    ASSERT_EQ(x.size(), 5u * 64);
+    for (float value : x) ASSERT_EQ(value, bf16_to_float(float_to_bf16(value)));
+    const std::vector<float> logits = moe::router_logits({x.data(), DType::f32, 5, 64}, layer.router());
+    const moe::TopK expected = moe::route_from_logits(logits.data(), 5, 16, 4, shape.norm_topk_prob);
+    EXPECT_EQ(draws.routings[std::size_t(d)].ids, expected.ids) << "draw " << d;
+    EXPECT_EQ(draws.routings[std::size_t(d)].weights, expected.weights) << "draw " << d;
+    for (float logit : logits) spread += double(logit) * double(logit);
+  }
+  spread = std::sqrt(spread / (kRoutingDraws * 5.0 * 16));
+  EXPECT_GT(spread, 0.5);
+  EXPECT_LT(spread, 2.0);
+  EXPECT_GE(count_active_experts(draws.routings[0], 16), 4);
+}
+
+// With per-draw x, the call of routings[d] sees x[d]; a count that does not match is refused.
+TEST(MoeBench, TimingGivesEachDrawItsOwnXWhenAsked) {
+  const MoeBenchShape shape{4, 32, 16, 0, 2};
+  const std::vector<moe::TopK> draws = routing_draws(3, 4, 2, 1);
+  std::vector<std::vector<float>> xs;
+  for (int d = 0; d < kRoutingDraws; ++d) xs.push_back(std::vector<float>(3 * 32, float(d + 1)));
+  std::set<std::pair<float, const std::int32_t*>> seen;
+  const MoeResult result = time_moe_call(
+      "each x", false, shape, draws,
+      [&](const DenseView& x, const moe::TopK& given, const MutableDenseView& out) {
+        EXPECT_EQ(x.dtype, DType::bf16);
+        seen.insert({bf16_to_float(static_cast<const std::uint16_t*>(x.data)[0]), given.ids.data()});
+        std::fill_n(static_cast<float*>(out.data), out.rows * out.cols, 0.0f);
+      },
+      DType::bf16, DType::f32, &xs);
+  EXPECT_TRUE(result.ok) << result.note;
+  ASSERT_EQ(seen.size(), std::size_t(kRoutingDraws)) << "x and routing travel together";
+  for (const auto& [value, ids] : seen) {
+    const std::size_t d = std::size_t(value) - 1;
+    ASSERT_LT(d, draws.size());
+    EXPECT_EQ(ids, draws[d].ids.data()) << "x of draw " << d << " came with another draw's routing";
+  }
+  xs.pop_back();
+  EXPECT_THROW(time_moe_call("short", false, shape, draws, [](auto&&...) {}, DType::bf16, DType::f32, &xs), Error);
 }
 
 TEST(ModelStepReport, TotalsPerKindAndPeersThatMissAPart) {

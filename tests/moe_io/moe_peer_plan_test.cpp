@@ -115,6 +115,10 @@ TEST(MoeReport, RooflineIsTheLargerOfTouchedBytesAndFlops) {
   EXPECT_NEAR(moe_roofline_us(shape, 1, 10, ceilings), (10 * expert + 16384) / 4e12 * 1e6, 1e-9) << "T = 1 is bandwidth-bound";
   EXPECT_NEAR(moe_roofline_us(shape, 4096, 512, ceilings), 2.0 * 4096 * 10 * 3 * 4096 * 1024 / 8e14 * 1e6, 1e-6)
       << "T = 4096 is compute-bound";
+  // A routed call (the layer's router ran) also reads the FP32 router once and computes the logits.
+  EXPECT_DOUBLE_EQ(moe_touched_bytes(shape, 1, 10, true), moe_touched_bytes(shape, 1, 10) + 512.0 * 4096 * 4);
+  EXPECT_DOUBLE_EQ(moe_layer_flops(shape, 4, true), moe_layer_flops(shape, 4) + 2.0 * 4 * 512 * 4096);
+  EXPECT_NEAR(moe_roofline_us(shape, 1, 10, ceilings, true), moe_touched_bytes(shape, 1, 10, true) / 4e12 * 1e6, 1e-9);
 }
 
 TEST(MoeReport, JsonLineHoldsRooflineRatiosAndTheCheck) {
@@ -157,6 +161,15 @@ TEST(MoeReport, JsonLineHoldsRooflineRatiosAndTheCheck) {
   EXPECT_EQ(peer["peer"], true);
   EXPECT_FALSE(peer.contains("speedup_over"));
   EXPECT_FALSE(peer.contains("relative_error")) << "not checked";
+  EXPECT_EQ(line["routing"], "given");
+  MoeResult routed = ours;
+  routed.routed = true;
+  routed.time_us = 25.0;
+  const nlohmann::json whole = moe_json_line(shape, routed, results, ceilings, "cuda:0: test");
+  EXPECT_EQ(whole["routing"], "router");
+  EXPECT_DOUBLE_EQ(whole["touched_bytes"].get<double>(), moe_touched_bytes(shape, 1, 10, true));
+  EXPECT_DOUBLE_EQ(whole["roofline_us"].get<double>(), moe_roofline_us(shape, 1, 10, ceilings, true));
+  EXPECT_DOUBLE_EQ(whole["speedup_over"]["cublas_bf16_grouped"].get<double>(), 120.0 / 25.0);
   const nlohmann::json failed = moe_json_line(shape, wrong, results, ceilings, "cuda:0: test");
   EXPECT_EQ(failed["ok"], false);
   EXPECT_FALSE(failed.contains("time_us"));

@@ -115,6 +115,17 @@ grep -qF '| tokens | active experts | backend | µs | roofline µs | × roofline
 grep -qF '| 1 | 10 | cuda_moe | 20.0 | 16.5 | 1.21 | 120.0 | – | 6.00× | – |' <<< "$out" || fail "MoE T = 1 row: $out"
 grep -qF '| 8 | 79 | cuda_moe | 150.0 | 122.8 | 1.22 | 690.0 | 381.0 | 4.60× | 2.54× |' <<< "$out" || fail "MoE T = 8 row: $out"
 grep -qF 'N×K' <<< "$out" && fail "an MoE-only file printed a GEMM table: $out"
+# Router lines ("routing": "router", the whole layer routed by its own router) add two columns
+# beside ours; a token count without one shows –.
+{
+  cat "$work/moe.jsonl"
+  moe_line cuda_moe false 1 10 true 23.0 17.4 1.3218 | sed 's/"peer":false/"peer":false,"routing":"router"/'
+} > "$work/moe-routed.jsonl"
+out=$(python3 "$script" "$work/moe-routed.jsonl") || fail "MoE with a router line: exit status $?"
+grep -qF '| tokens | active experts | backend | µs | roofline µs | × roofline | with router µs | × its roofline | cublas_bf16_grouped µs |' <<< "$out" ||
+  fail "MoE header with a router line: $out"
+grep -qF '| 1 | 10 | cuda_moe | 20.0 | 16.5 | 1.21 | 23.0 | 1.32 | 120.0 | – | 6.00× | – |' <<< "$out" || fail "MoE T = 1 row with its router line: $out"
+grep -qF '| 8 | 79 | cuda_moe | 150.0 | 122.8 | 1.22 | – | – | 690.0 |' <<< "$out" || fail "MoE T = 8 row without a router line: $out"
 cat > "$work/moe.run.json" <<'JSON'
 {"title": "An MoE table", "date": "2026-12-05", "commit": "abc1234", "command": "fp4gemm bench --moe --json"}
 JSON

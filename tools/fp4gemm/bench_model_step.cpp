@@ -75,13 +75,16 @@ std::vector<bench::StepPart> step_parts(const io::ModelStep& step, std::int64_t 
   moe_method = "from expert GEMMs: " + std::to_string(int(experts.active + 0.5)) + " active experts x (gate_up + down at M = " +
                std::to_string(experts.rows) + ")";
   if (moe_timings != nullptr) {
+    bool with_router = false;  // the whole layer with its router wins over given routing when both were timed
     for (const bench::MoeResult& result : moe_timings->results) {
       if (result.tokens != tokens || !result.ok) continue;
       if (result.peer) {
         part.peer_us[result.name] = result.time_us;
-      } else {
+      } else if (!with_router) {
+        with_router = result.routed;
         part.ours_us = result.time_us;
-        moe_method = "the MoE layer timed whole (" + result.name + "), uniform random routings in turn";
+        moe_method = "the MoE layer timed whole (" + result.name + "), " +
+                     (result.routed ? "routed by its router on random x" : "uniform random routings given") + " in turn";
       }
     }
   }

@@ -24,7 +24,7 @@ bench::MoeBenchShape moe_shape_from_config(const std::string& config, int tp, in
 }
 
 MoeTimings time_moe_layer(const bench::MoeBenchLayer& layer, const std::vector<std::int64_t>& tokens, const std::string& backend,
-                          bool include_peers) {
+                          bool include_peers, bool include_routed) {
   MoeTimings timings;
   const bench::MoeBenchShape& shape = layer.shape();
   const moe::MoeWeights weights = layer.weights();
@@ -35,11 +35,23 @@ MoeTimings time_moe_layer(const bench::MoeBenchLayer& layer, const std::vector<s
   std::optional<bench::OpenblasMoePeer> peer;
   std::optional<std::string> peer_skipped = bench::OpenblasMoePeer::skip_reason(shape);
   if (include_peers && !peer_skipped) peer.emplace(layer);
+  // The whole layer: the same call with no routing given, so the layer's router routes each draw's x.
+  const bench::MoeLayerCall ours_routed = [&](const DenseView& x, const moe::TopK&, const MutableDenseView& out) {
+    ours.call(x, moe::TopK{}, out);
+  };
   for (std::int64_t count : tokens) {
     const std::vector<moe::TopK> routings = bench::routing_draws(count, shape.experts, shape.top_k, kMoeRoutingSeed);
     bench::MoeResult result = bench::time_moe_call("fp4gemm", false, shape, routings, ours.call, DType::bf16, DType::bf16);
     result.name = ours.served();
     timings.results.push_back(result);
+    if (include_routed) {
+      const bench::RoutedDraws routed = bench::routed_draws(layer, count, kMoeRoutingSeed);
+      bench::MoeResult whole =
+          bench::time_moe_call("fp4gemm", false, shape, routed.routings, ours_routed, DType::bf16, DType::bf16, &routed.x);
+      whole.name = ours.served();
+      whole.routed = true;
+      timings.results.push_back(whole);
+    }
     if (peer) {
       timings.results.push_back(bench::time_moe_call("openblas_sgemm", true, shape, routings, std::ref(*peer), DType::f32, DType::f32));
     } else if (include_peers) {
@@ -53,11 +65,12 @@ MoeTimings time_moe_layer(const bench::MoeBenchLayer& layer, const std::vector<s
 }
 
 MoeTimings time_moe_layer_on(const DeviceInfo& device, const bench::MoeBenchLayer& layer,
-                             const std::vector<std::int64_t>& tokens, const std::string& backend, bool include_peers) {
-  if (!device.is_cuda()) return time_moe_layer(layer, tokens, backend, include_peers);
+                             const std::vector<std::int64_t>& tokens, const std::string& backend, bool include_peers,
+                             bool include_routed) {
+  if (!device.is_cuda()) return time_moe_layer(layer, tokens, backend, include_peers, include_routed);
 #ifdef FP4GEMM_WITH_CUDA
   MoeTimings timings;
-  timings.results = bench::bench_moe_gpu(layer, {device.index, tokens, backend, include_peers, kMoeRoutingSeed});
+  timings.results = bench::bench_moe_gpu(layer, {device.index, tokens, backend, include_peers, kMoeRoutingSeed, include_routed});
   return timings;
 #else
   throw_invalid("this build has no CUDA support; use --device cpu");
@@ -76,12 +89,12 @@ void print_moe_table(const MoeBenchRequest& request, const MoeTimings& timings, 
   std::printf("%-24s %6s %7s %11s %11s %9s %10s  %s\n", "backend", "tokens", "active", "us", "roofline us", "x roofline", "ref error",
               "peer us / our us");
   for (const bench::MoeResult& result : timings.results) {
-    const std::string label = result.name + (result.peer ? " (peer)" : "");
+    const std::string label = result.name + (result.peer ? " (peer)" : result.routed ? " (router)" : "");
     if (!result.ok) {
       std::printf("%-24s %6lld %7lld  %s\n", label.c_str(), (long long)result.tokens, (long long)result.active_experts, result.note.c_str());
       continue;
     }
-    const double roofline = bench::moe_roofline_us(request.shape, result.tokens, result.active_experts, ceilings);
+    const double roofline = bench::moe_roofline_us(request.shape, result.tokens, result.active_experts, ceilings, result.routed);
     char multiple[32] = "-", error[32] = "-";
     if (roofline > 0) std::snprintf(multiple, sizeof multiple, "%.2f", result.time_us / roofline);
     if (result.checked_tokens > 0) std::snprintf(error, sizeof error, "%.2g", result.relative_error);
@@ -94,11 +107,14 @@ void print_moe_table(const MoeBenchRequest& request, const MoeTimings& timings, 
     std::printf("%-24s %6lld %7lld %11.1f %11.1f %9s %10s  %s\n", label.c_str(), (long long)result.tokens,
                 (long long)result.active_experts, result.time_us, roofline, multiple, error, speedups.empty() ? "-" : speedups.c_str());
   }
-  std::printf("roofline = max(bytes of the touched experts at 0.5625 B/element, shared expert, x and y / bandwidth, FLOPs / compute "
-              "rate); x roofline = time / roofline; ref error = relative L2 error against ref on a few tokens.\n");
+  std::printf("(router): the whole layer, routed by its router (logits, softmax, top-k) on each draw's x; the other rows are given "
+              "the routing.\nroofline = max(bytes of the touched experts at 0.5625 B/element, shared expert, router when it ran, x and y "
+              "/ bandwidth, FLOPs / compute rate); x roofline = time / roofline; ref error = relative L2 error against ref on a few "
+              "tokens.\n");
   // How each implementation ran, once (the first token count's notes; later ones differ only in numbers).
   for (const bench::MoeResult& result : timings.results)
-    if (result.ok && result.tokens == timings.results.front().tokens) std::printf("  %s: %s\n", result.name.c_str(), result.note.c_str());
+    if (result.ok && result.tokens == timings.results.front().tokens)
+      std::printf("  %s%s: %s\n", result.name.c_str(), result.routed ? " (router)" : "", result.note.c_str());
 }
 
 void print_moe_json(const MoeBenchRequest& request, const MoeTimings& timings, const bench::Ceilings& ceilings, const std::string& device) {

@@ -22,18 +22,20 @@ inline constexpr std::uint64_t kMoeRoutingSeed = 2026;
 bench::MoeBenchShape moe_shape_from_config(const std::string& config, int tp, int ep);
 
 struct MoeTimings {
-  std::vector<bench::MoeResult> results;  // per token count: ours, then the peer
+  std::vector<bench::MoeResult> results;  // per token count: ours, ours routed by the router (when asked), then the peer
 };
 
-// Times `layer` at each token count with uniform random routing. `backend`: an MoE backend or ""
-// (the runner's choice).
+// Times `layer` at each token count with uniform random routing given, and with `include_routed`
+// also the whole layer routed by its router on random x (bench::routed_draws). `backend`: an MoE
+// backend or "" (the runner's choice).
 MoeTimings time_moe_layer(const bench::MoeBenchLayer& layer, const std::vector<std::int64_t>& tokens, const std::string& backend,
-                          bool include_peers);
+                          bool include_peers, bool include_routed = true);
 
 // The same on `device`: on a GPU the runner's backend there beside the GPU peers
 // (bench/moe_gpu_bench.hpp), on the CPU time_moe_layer. A GPU in a build without CUDA is an error.
 MoeTimings time_moe_layer_on(const DeviceInfo& device, const bench::MoeBenchLayer& layer,
-                             const std::vector<std::int64_t>& tokens, const std::string& backend, bool include_peers);
+                             const std::vector<std::int64_t>& tokens, const std::string& backend, bool include_peers,
+                             bool include_routed = true);
 
 struct MoeBenchRequest {
   bench::MoeBenchShape shape;

@@ -64,7 +64,7 @@ void run_moe_tune(const MoeTuneRequest& request) {
       else by_tokens[tokens].push_back({backend, 0, reason});
     }
     if (timed.empty()) continue;
-    for (const bench::MoeResult& result : time_moe_layer(layer, timed, backend, false).results)
+    for (const bench::MoeResult& result : time_moe_layer(layer, timed, backend, false, false).results)
       by_tokens[result.tokens].push_back({backend, result.ok ? result.time_us : 0, result.ok ? "" : "failed: " + result.note});
   }
 
