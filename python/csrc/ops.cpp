@@ -1,5 +1,5 @@
 // torch.ops.fp4gemm: the schemas and the CPU/CUDA implementations of prepare, release, gemm (W4A16),
-// gemm_nvfp4 (W4A4), quantize_weight and quantize_activation. Fake (meta) implementations live in Python
+// gemm_out (gemm into a caller's tensor), gemm_nvfp4 (W4A4), quantize_weight and quantize_activation. Fake (meta) implementations live in Python
 // (fp4gemm/_fake.py) so torch.compile traces them. Every library error reaches Python as a
 // RuntimeError carrying the library's sentence.
 #include <torch/library.h>
@@ -47,37 +47,70 @@ void run_gemm(const ActivationView& a, const at::Tensor& weight, std::int64_t we
   const RunContext context = context_for(placement);
   Runner& runner = runner_for(placement, std::string(backend));
   const WeightHandle handle = handle_for(weight_id, weight, runner);
-  MutableDenseView o{out.data_ptr(), dtype_of(out.scalar_type(), "out_dtype"), out.size(0), out.size(1), out.size(1),
-                     placement.memory, placement.device, out.numel() * std::int64_t(out.element_size())};
+  // Rows of `out` may be apart by more than N (a view into a wider buffer, gemm_out); one row's stride is moot.
+  const std::int64_t out_stride = out.size(0) > 1 ? out.stride(0) : out.size(1);
+  MutableDenseView o{out.data_ptr(), dtype_of(out.scalar_type(), "out_dtype"), out.size(0), out.size(1), out_stride,
+                     placement.memory, placement.device, 0};
   runner.gemm(a, handle, float(alpha), o, context);
 }
 
 std::int64_t weight_rows(const at::Tensor& weight) { return weight.dim() == 2 ? weight.size(0) : 0; }
 
+// A W4A16 activation [..., K] (float32 or bfloat16) as [M, K] rows and their view. A 2-D activation
+// (the decode case) is used as it is: the reshape and view cost about a microsecond a call, a fifth
+// of the op's own host time.
+struct ActivationRows {
+  at::Tensor rows;
+  DenseView view;
+};
+
+ActivationRows activation_rows(const at::Tensor& activation, const at::Tensor& weight, const char* op) {
+  if (activation.dim() < 1) throw_invalid(std::string(op) + ": the activation must have at least one dimension [..., K]");
+  const DType a_type = dtype_of(activation.scalar_type(), (std::string(op) + ": the activation").c_str());
+  check_same_device(activation, weight, op);
+  const std::int64_t k = activation.size(-1);
+  at::Tensor rows = activation.dim() == 2 ? activation : activation.reshape({-1, k});
+  if (k > 0 && rows.stride(1) != 1) rows = rows.contiguous();
+  const Placement placement = placement_of(activation);
+  const DenseView view{rows.data_ptr(), a_type, rows.size(0), k, rows.size(0) > 1 ? rows.stride(0) : k, placement.memory,
+                       placement.device, 0};
+  return {rows, view};
+}
+
 // W4A16: activation [..., K] float32 or bfloat16.
 at::Tensor gemm(const at::Tensor& activation, const at::Tensor& weight, std::int64_t weight_id, double alpha,
                 std::optional<at::ScalarType> out_dtype, c10::string_view backend) {
-  if (activation.dim() < 1) throw_invalid("gemm: the activation must have at least one dimension [..., K]");
-  const DType a_type = dtype_of(activation.scalar_type(), "gemm: the activation");
+  const ActivationRows a = activation_rows(activation, weight, "gemm");
   const at::ScalarType out_type = out_dtype.value_or(activation.scalar_type());
   dtype_of(out_type, "gemm: out_dtype");
-  check_same_device(activation, weight, "gemm");
-  const std::int64_t k = activation.size(-1);
   const std::int64_t n = weight_rows(weight);
-  // A 2-D activation (the decode case) is used as it is: the reshape and view cost about a
-  // microsecond a call, a fifth of the op's own host time.
-  const bool two_d = activation.dim() == 2;
-  at::Tensor rows = two_d ? activation : activation.reshape({-1, k});
-  if (k > 0 && rows.stride(1) != 1) rows = rows.contiguous();
-  const Placement placement = placement_of(activation);
-  at::Tensor out = at::empty({rows.size(0), n}, activation.options().dtype(out_type));
-  const DenseView a{rows.data_ptr(), a_type, rows.size(0), k, rows.size(0) > 1 ? rows.stride(0) : k, placement.memory,
-                    placement.device, 0};
-  run_gemm(ActivationView::from_dense(a), weight, weight_id, alpha, out, backend, placement);
-  if (two_d) return out;
+  at::Tensor out = at::empty({a.rows.size(0), n}, activation.options().dtype(out_type));
+  run_gemm(ActivationView::from_dense(a.view), weight, weight_id, alpha, out, backend, placement_of(activation));
+  if (activation.dim() == 2) return out;
   std::vector<std::int64_t> out_shape(activation.sizes().begin(), activation.sizes().end() - 1);
   out_shape.push_back(n);
   return out.view(out_shape);
+}
+
+// gemm into `out` [..., N] (the activation's leading dimensions; bfloat16, float16 or float32; its
+// last dimension contiguous; rows of a 2-D out may be apart by more than N). It saves the output's
+// allocation, which a caller that reuses one buffer (a CUDA graph, a decode loop) does not need.
+void gemm_out(const at::Tensor& activation, const at::Tensor& weight, std::int64_t weight_id, double alpha, const at::Tensor& out,
+              c10::string_view backend) {
+  const ActivationRows a = activation_rows(activation, weight, "gemm_out");
+  check_same_device(activation, out, "gemm_out");
+  dtype_of(out.scalar_type(), "gemm_out: out");
+  const std::int64_t n = weight_rows(weight);
+  std::vector<std::int64_t> expected(activation.sizes().begin(), activation.sizes().end() - 1);
+  expected.push_back(n);
+  if (out.sizes() != at::IntArrayRef(expected)) {
+    throw_invalid("gemm_out: out is " + shape_of(out) + " but the activation and weight give [" +
+                  c10::Join(", ", expected) + "]");
+  }
+  if (n > 1 && out.stride(-1) != 1) throw_invalid("gemm_out: out's last dimension must be contiguous (stride 1)");
+  if (out.dim() != 2 && !out.is_contiguous()) throw_invalid("gemm_out: an out of other than 2 dimensions must be contiguous");
+  const at::Tensor rows = out.dim() == 2 ? out : out.view({-1, n});
+  run_gemm(ActivationView::from_dense(a.view), weight, weight_id, alpha, rows, backend, placement_of(activation));
 }
 
 // W4A4: the activation already NVFP4 (codes uint8 [M, K/2], E4M3 scales [M, K/16], linear layout,
@@ -155,6 +188,7 @@ TORCH_LIBRARY(fp4gemm, m) {
   m.def("release(int weight_id) -> ()", &release);
   m.def("gemm(Tensor activation, Tensor weight, int weight_id, float alpha, ScalarType? out_dtype=None, "
         "str backend=\"auto\") -> Tensor");
+  m.def("gemm_out(Tensor activation, Tensor weight, int weight_id, float alpha, Tensor(a!) out, str backend=\"auto\") -> ()");
   m.def("gemm_nvfp4(Tensor activation, Tensor activation_scale, Tensor weight, int weight_id, float alpha, "
         "ScalarType? out_dtype=None, str backend=\"auto\") -> Tensor");
   m.def("quantize_weight(Tensor weight) -> (Tensor, Tensor, Tensor)");
@@ -166,6 +200,7 @@ TORCH_LIBRARY(fp4gemm, m) {
 TORCH_LIBRARY_IMPL(fp4gemm, CPU, m) {
   m.impl("prepare", &prepare);
   m.impl("gemm", &gemm);
+  m.impl("gemm_out", &gemm_out);
   m.impl("gemm_nvfp4", &gemm_nvfp4);
   m.impl("quantize_weight", &quantize_weight);
   m.impl("quantize_activation", &quantize_activation);
@@ -173,6 +208,7 @@ TORCH_LIBRARY_IMPL(fp4gemm, CPU, m) {
 TORCH_LIBRARY_IMPL(fp4gemm, CUDA, m) {
   m.impl("prepare", &prepare);
   m.impl("gemm", &gemm);
+  m.impl("gemm_out", &gemm_out);
   m.impl("gemm_nvfp4", &gemm_nvfp4);
   m.impl("quantize_weight", &quantize_weight);
   m.impl("quantize_activation", &quantize_activation);

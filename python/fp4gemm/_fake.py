@@ -14,6 +14,15 @@ def _gemm(activation, weight, weight_id, alpha, out_dtype=None, backend="auto"):
     return activation.new_empty((*activation.shape[:-1], weight.shape[0]), dtype=dtype)
 
 
+@torch.library.register_fake("fp4gemm::gemm_out")
+def _gemm_out(activation, weight, weight_id, alpha, out, backend="auto"):
+    torch._check(activation.dim() >= 1, lambda: "gemm_out: the activation must have at least one dimension [..., K]")
+    torch._check(weight.dim() == 2, lambda: "gemm_out: the weight codes must be 2-D [N, K/2]")
+    torch._check(tuple(out.shape) == (*activation.shape[:-1], weight.shape[0]),
+                 lambda: f"gemm_out: out is {list(out.shape)} but the activation and weight give "
+                         f"{[*activation.shape[:-1], weight.shape[0]]}")
+
+
 @torch.library.register_fake("fp4gemm::gemm_nvfp4")
 def _gemm_nvfp4(activation, activation_scale, weight, weight_id, alpha, out_dtype=None, backend="auto"):
     torch._check(activation.dim() == 2 and weight.dim() == 2,

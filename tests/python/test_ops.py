@@ -50,6 +50,50 @@ def test_gemm_accepts_a_strided_activation():
     ops.release(weight_id)
 
 
+def test_gemm_out_writes_what_gemm_returns_into_the_callers_tensor():
+    codes, scales, scale_2 = random_weight(48, 64, seed=3)
+    weight_id = ops.prepare(codes, scales, scale_2)
+    try:
+        for shape in [(1, 64), (5, 64), (2, 3, 64)]:
+            a = torch.randn(*shape, dtype=torch.bfloat16)
+            expected = ops.gemm(a, codes, weight_id, 0.5, torch.float32, "ref")
+            out = torch.full((*shape[:-1], 48), float("nan"))
+            assert ops.gemm_out(a, codes, weight_id, 0.5, out, "ref") is None
+            torch.testing.assert_close(out, expected, rtol=0, atol=0)
+        # Into columns 16..63 of a wider buffer: rows 80 apart, the columns around left alone.
+        wide = torch.full((5, 80), float("nan"))
+        a = torch.randn(5, 64)
+        ops.gemm_out(a, codes, weight_id, 1.0, wide[:, 16:64], "ref")
+        torch.testing.assert_close(wide[:, 16:64], ops.gemm(a, codes, weight_id, 1.0, torch.float32, "ref"), rtol=0, atol=0)
+        assert torch.isnan(wide[:, :16]).all() and torch.isnan(wide[:, 64:]).all()
+        with pytest.raises(RuntimeError, match=r"gemm_out: out is \[5, 47\] but the activation and weight give \[5, 48\]"):
+            ops.gemm_out(a, codes, weight_id, 1.0, torch.empty(5, 47))
+        with pytest.raises(RuntimeError, match="last dimension must be contiguous"):
+            ops.gemm_out(a, codes, weight_id, 1.0, torch.empty(48, 5).T)
+        with pytest.raises(RuntimeError, match="gemm_out: out"):
+            ops.gemm_out(a, codes, weight_id, 1.0, torch.empty(5, 48, dtype=torch.int32))
+    finally:
+        ops.release(weight_id)
+
+
+def test_gemm_out_compiles_fullgraph_and_equals_eager():
+    codes, scales, scale_2 = random_weight(32, 64, seed=4)
+    weight_id = ops.prepare(codes, scales, scale_2)
+    try:
+        def step(a, out):
+            ops.gemm_out(a, codes, weight_id, 1.0, out)
+            return out * 2
+
+        torch._dynamo.reset()
+        compiled = torch.compile(step, fullgraph=True, backend="aot_eager")
+        a = torch.randn(3, 64)
+        out_compiled, out_eager = torch.empty(3, 32), torch.empty(3, 32)
+        torch.testing.assert_close(compiled(a, out_compiled), step(a, out_eager), rtol=0, atol=0)
+        torch.testing.assert_close(out_compiled, out_eager, rtol=0, atol=0)
+    finally:
+        ops.release(weight_id)
+
+
 @pytest.mark.parametrize("m", [1, 9])
 def test_w4a4_gemm_matches_ref_backend_and_dequantized_matmul(m):
     codes, scales, scale_2 = random_weight(32, 128, seed=m)

@@ -63,7 +63,7 @@ TEST(GpuMoePeers, TheBenchTimesOursAndBothPeersCheckedAgainstRef) {
   if (!gpu) GTEST_SKIP() << cuda_unavailable_reason();
   const MoeBenchLayer layer(kShape);
   const std::vector<MoeResult> results = bench_moe_gpu(layer, {gpu->index, {1, kTokens}, "", true, 11});
-  ASSERT_EQ(results.size(), 6u) << "ours and two peers per token count";
+  ASSERT_EQ(results.size(), 8u) << "per token count: ours with given routing, ours routed by its router, two peers";
   for (const MoeResult& result : results) {
     EXPECT_TRUE(result.ok) << result.name << " T = " << result.tokens << ": " << result.note;
     EXPECT_GT(result.time_us, 0.0) << result.name;
@@ -71,8 +71,15 @@ TEST(GpuMoePeers, TheBenchTimesOursAndBothPeersCheckedAgainstRef) {
     EXPECT_LE(result.relative_error, result.peer ? kFp8Bound : kBf16Bound) << result.name << ": " << result.note;
   }
   EXPECT_FALSE(results[0].peer);
-  EXPECT_TRUE(results[1].name == "cublas_bf16_grouped" || results[1].name == "cublas_bf16_per_expert") << results[1].name;
-  EXPECT_EQ(results[2].name, "cublaslt_fp8");
+  EXPECT_FALSE(results[0].routed);
+  EXPECT_FALSE(results[1].peer);
+  EXPECT_TRUE(results[1].routed);
+  EXPECT_EQ(results[1].name, results[0].name) << "the same backend serves both";
+  EXPECT_TRUE(results[2].name == "cublas_bf16_grouped" || results[2].name == "cublas_bf16_per_expert") << results[2].name;
+  EXPECT_EQ(results[3].name, "cublaslt_fp8");
+  const std::vector<MoeResult> given_only = bench_moe_gpu(layer, {gpu->index, {1}, "", false, 11, false});
+  ASSERT_EQ(given_only.size(), 1u) << "no peers, no router row";
+  EXPECT_FALSE(given_only[0].routed);
 }
 
 }  // namespace
