@@ -177,21 +177,6 @@ TEST_F(CudaMoe, TopOneAndTopEveryExpert) {
   expect_correct(c);
 }
 
-// The router's top-k takes one warp per token: E = 300 gives lanes 9 or 10 experts each, k = 10
-// needs ten passes, and T = 9 leaves the second block of 8 tokens partial.
-TEST_F(CudaMoe, RouterTopKOverManyExperts) {
-  MoeCase c;
-  c.layer.hidden = 64;
-  c.layer.intermediate = 32;
-  c.layer.experts = 300;
-  c.top_k = 10;
-  c.tokens = 9;
-  c.routing = Routing::router;
-  expect_correct(c);
-  c.norm_topk_prob = false;
-  expect_correct(c);
-}
-
 TEST_F(CudaMoe, ExpertCountsThatAreNotPowersOfTwo) {
   MoeCase c;
   c.top_k = 3;
