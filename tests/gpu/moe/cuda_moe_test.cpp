@@ -177,6 +177,21 @@ TEST_F(CudaMoe, TopOneAndTopEveryExpert) {
   expect_correct(c);
 }
 
+// The router's top-k over many experts: E = 300 (not a multiple of the 32 lanes or of the 256
+// threads of a top-k block), k = 10 passes, T = 9 tokens.
+TEST_F(CudaMoe, RouterTopKOverManyExperts) {
+  MoeCase c;
+  c.layer.hidden = 64;
+  c.layer.intermediate = 32;
+  c.layer.experts = 300;
+  c.top_k = 10;
+  c.tokens = 9;
+  c.routing = Routing::router;
+  expect_correct(c);
+  c.norm_topk_prob = false;
+  expect_correct(c);
+}
+
 TEST_F(CudaMoe, ExpertCountsThatAreNotPowersOfTwo) {
   MoeCase c;
   c.top_k = 3;
