@@ -1,7 +1,7 @@
 // torch.ops.fp4gemm: the schemas and the CPU/CUDA implementations of prepare, release, gemm (W4A16),
-// gemm_out (gemm into a caller's tensor), gemm_nvfp4 (W4A4), quantize_weight and quantize_activation. Fake (meta) implementations live in Python
-// (fp4gemm/_fake.py) so torch.compile traces them. Every library error reaches Python as a
-// RuntimeError carrying the library's sentence.
+// gemm_out (gemm into a caller's tensor), gemm_nvfp4 (W4A4), quantize_weight and quantize_activation.
+// Fake (meta) implementations live in Python (fp4gemm/_fake.py) so torch.compile traces them.
+// Every library error reaches Python as a RuntimeError carrying the library's sentence.
 #include <torch/library.h>
 
 #include <cstring>

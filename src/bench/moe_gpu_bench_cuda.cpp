@@ -185,7 +185,8 @@ class OursOnGpu {
     const std::vector<moe::TopK>& routings = routed != nullptr ? routed->draws.routings : operands.routings;
     std::vector<std::uint16_t> x(x_values.size()), out(x.size(), 0xFFFF);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = float_to_bf16(x_values[i]);
-    call({x.data(), DType::bf16, operands.tokens, shape_.hidden}, routings.front(), {out.data(), DType::bf16, operands.tokens, shape_.hidden});
+    call({x.data(), DType::bf16, operands.tokens, shape_.hidden}, routings.front(),
+         {out.data(), DType::bf16, operands.tokens, shape_.hidden});
     result.relative_error = relative_error(rows_of(out, shape_.hidden, expected.indices), expected.rows);
     result.checked_tokens = std::int64_t(expected.indices.size());
     const MoeResult timed = time_moe_call(result.name, false, shape_, routings, call, DType::bf16, DType::bf16,
