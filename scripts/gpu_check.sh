@@ -8,7 +8,8 @@
 #             cuda_nvfp4 again with FP4GEMM_PDL=0 (the isolated-call cost)
 #   prefill   bench with peers at PREFILL_MS (default 256,512,1024,2048,4096,8192) on the issue
 #             shapes and the expert-sized 2048x4096 and 4096x1024
-#   moe       bench --moe with peers on the default layer (Qwen3.5-397B-A17B experts) at MOE_TOKENS
+#   moe       bench --moe with peers on the default layer (Qwen3.5-397B-A17B experts) at MOE_TOKENS,
+#             then ncu's per-kernel time of its T = 1 call (moe-kernels.csv, moe-routing-kernels.csv)
 #   sanitize  compute-sanitizer memcheck and racecheck on the CUDA kernels' tests at small sizes
 #   old       OLD_BIN's fp4gemm (a build of an earlier commit) benched on the decode shapes beside
 # Usage, from the repository root on the GPU machine:
@@ -100,6 +101,19 @@ if wants moe; then
   step moe "${T_MOE:-300}" "$bin/fp4gemm" bench --moe --experts 512 --topk 10 --hidden 4096 --intermediate 1024 \
     --tokens "${MOE_TOKENS:-1,8,64,512,4096}" --json > "$out/moe.jsonl" 2>> "$out/bench-stderr.txt"
   python3 "$here/bench_table.py" "$out/moe.jsonl" > "$out/moe.md" 2>> "$out/bench-stderr.txt" || note "no MoE table"
+  # Where T = 1's time goes, per kernel (ncu, cold caches, the clocks left alone): the layer's own
+  # kernels on the first given-routing calls, then the routing kernels of the router row.
+  ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  if [ -x "$ncu" ]; then
+    metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum
+    layer=(--moe --experts 512 --topk 10 --hidden 4096 --intermediate 1024 --no-peers --tokens 1)
+    step moe-kernels 120 "$ncu" --clock-control none --csv --page raw --metrics "$metrics" --launch-count 12 \
+      -k 'regex:expert_kernel|permute|combine_kernel' "$bin/fp4gemm" bench "${layer[@]}" > "$out/moe-kernels.csv" 2>> "$out/bench-stderr.txt"
+    step moe-routing-kernels 120 "$ncu" --clock-control none --csv --page raw --metrics "$metrics" --launch-count 4 \
+      -k 'regex:router_logits|top_k' "$bin/fp4gemm" bench "${layer[@]}" > "$out/moe-routing-kernels.csv" 2>> "$out/bench-stderr.txt"
+  else
+    note "no ncu: the MoE layer's per-kernel times are not taken"
+  fi
 fi
 
 if wants sanitize; then
