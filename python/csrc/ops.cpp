@@ -62,6 +62,7 @@ std::int64_t weight_rows(const at::Tensor& weight) { return weight.dim() == 2 ? 
 struct ActivationRows {
   at::Tensor rows;
   DenseView view;
+  Placement placement;
 };
 
 ActivationRows activation_rows(const at::Tensor& activation, const at::Tensor& weight, const char* op) {
@@ -74,7 +75,7 @@ ActivationRows activation_rows(const at::Tensor& activation, const at::Tensor& w
   const Placement placement = placement_of(activation);
   const DenseView view{rows.data_ptr(), a_type, rows.size(0), k, rows.size(0) > 1 ? rows.stride(0) : k, placement.memory,
                        placement.device, 0};
-  return {rows, view};
+  return {rows, view, placement};
 }
 
 // W4A16: activation [..., K] float32 or bfloat16.
@@ -85,7 +86,7 @@ at::Tensor gemm(const at::Tensor& activation, const at::Tensor& weight, std::int
   dtype_of(out_type, "gemm: out_dtype");
   const std::int64_t n = weight_rows(weight);
   at::Tensor out = at::empty({a.rows.size(0), n}, activation.options().dtype(out_type));
-  run_gemm(ActivationView::from_dense(a.view), weight, weight_id, alpha, out, backend, placement_of(activation));
+  run_gemm(ActivationView::from_dense(a.view), weight, weight_id, alpha, out, backend, a.placement);
   if (activation.dim() == 2) return out;
   std::vector<std::int64_t> out_shape(activation.sizes().begin(), activation.sizes().end() - 1);
   out_shape.push_back(n);
@@ -110,7 +111,7 @@ void gemm_out(const at::Tensor& activation, const at::Tensor& weight, std::int64
   if (n > 1 && out.stride(-1) != 1) throw_invalid("gemm_out: out's last dimension must be contiguous (stride 1)");
   if (out.dim() != 2 && !out.is_contiguous()) throw_invalid("gemm_out: an out of other than 2 dimensions must be contiguous");
   const at::Tensor rows = out.dim() == 2 ? out : out.view({-1, n});
-  run_gemm(ActivationView::from_dense(a.view), weight, weight_id, alpha, rows, backend, placement_of(activation));
+  run_gemm(ActivationView::from_dense(a.view), weight, weight_id, alpha, rows, backend, a.placement);
 }
 
 // W4A4: the activation already NVFP4 (codes uint8 [M, K/2], E4M3 scales [M, K/16], linear layout,

@@ -28,6 +28,13 @@ std::vector<float> rows_of(const std::vector<std::uint16_t>& out, std::int64_t h
   return rows;
 }
 
+// `values` as BF16 bits (they are BF16-exact: the values every implementation and ref see).
+std::vector<std::uint16_t> bf16_bits(const std::vector<float>& values) {
+  std::vector<std::uint16_t> bits(values.size());
+  for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = float_to_bf16(values[i]);
+  return bits;
+}
+
 struct Expected {
   std::vector<std::int64_t> indices;
   std::vector<double> rows;  // ref on draw 0 at `indices`
@@ -110,8 +117,7 @@ struct RoutedOnGpu {
 RoutedOnGpu make_routed_operands(const MoeBenchLayer& layer, std::int64_t tokens, std::uint64_t seed) {
   RoutedOnGpu routed{routed_draws(layer, tokens, seed), {}};
   for (const std::vector<float>& values : routed.draws.x) {
-    std::vector<std::uint16_t> bf16(values.size());
-    for (std::size_t i = 0; i < bf16.size(); ++i) bf16[i] = float_to_bf16(values[i]);
+    const std::vector<std::uint16_t> bf16 = bf16_bits(values);
     routed.x.push_back(cuda::upload(bf16.data(), bf16.size() * 2, "the MoE bench's routed x"));
   }
   check_cuda(cudaDeviceSynchronize(), "bench: uploading the routed MoE operands");  // legacy-stream uploads
@@ -133,21 +139,18 @@ class OursOnGpu {
     const moe::MoeExplanation plan = runner_.explain(problem);
     if (plan.choice.empty()) return failed("fp4gemm", false, operands, active, "no MoE backend can run it: " + plan.choice_reason);
     MoeResult result{plan.choice, false, operands.tokens, active};
-    result.routed = routed != nullptr;
     moe::MoeOptions options;
     options.top_k = shape_.top_k;
     options.norm_topk_prob = shape_.norm_topk_prob;
     if (memory_of(plan.choice) == Memory::cuda) {
       const MutableDenseView out{operands.out.data(), DType::bf16, operands.tokens, shape_.hidden, 0, Memory::cuda, device_};
       const auto call = [&](int draw) {
-        if (routed != nullptr) {
-          const DenseView x{routed->x[std::size_t(draw)].data(), DType::bf16, operands.tokens, shape_.hidden, 0, Memory::cuda, device_};
-          runner_.run({x, {}, options}, handle_, out, RunContext{stream});
-          return;
-        }
-        const DenseView x{operands.x.data(), DType::bf16, operands.tokens, shape_.hidden, 0, Memory::cuda, device_};
-        const moe::RoutingView routing{operands.ids[std::size_t(draw)].as<const std::int32_t>(),
-                                       operands.weights[std::size_t(draw)].as<const float>(), Memory::cuda, device_};
+        const std::size_t d = std::size_t(draw);
+        const DenseView x{routed != nullptr ? routed->x[d].data() : operands.x.data(), DType::bf16, operands.tokens, shape_.hidden, 0,
+                          Memory::cuda, device_};
+        const moe::RoutingView routing = routed != nullptr ? moe::RoutingView{}
+                                                           : moe::RoutingView{operands.ids[d].as<const std::int32_t>(),
+                                                                              operands.weights[d].as<const float>(), Memory::cuda, device_};
         runner_.run({x, routing, options}, handle_, out, RunContext{stream});
       };
       check_device_call(result, operands, expected, call, stream);  // also the canary and the layout, outside the timing
@@ -175,16 +178,12 @@ class OursOnGpu {
   void time_on_host(MoeResult& result, GpuMoeOperands& operands, const Expected& expected, const moe::MoeOptions& options,
                     const RoutedOnGpu* routed) {
     const MoeLayerCall call = [&](const DenseView& x, const moe::TopK& routing, const MutableDenseView& out) {
-      if (routed != nullptr) {
-        runner_.run({x, {}, options}, handle_, out);
-      } else {
-        runner_.run({x, {routing.ids.data(), routing.weights.data()}, options}, handle_, out);
-      }
+      const moe::RoutingView given = routed != nullptr ? moe::RoutingView{} : moe::RoutingView{routing.ids.data(), routing.weights.data()};
+      runner_.run({x, given, options}, handle_, out);
     };
-    const std::vector<float>& x_values = routed != nullptr ? routed->draws.x.front() : operands.x_values;
     const std::vector<moe::TopK>& routings = routed != nullptr ? routed->draws.routings : operands.routings;
-    std::vector<std::uint16_t> x(x_values.size()), out(x.size(), 0xFFFF);
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] = float_to_bf16(x_values[i]);
+    const std::vector<std::uint16_t> x = bf16_bits(routed != nullptr ? routed->draws.x.front() : operands.x_values);
+    std::vector<std::uint16_t> out(x.size(), 0xFFFF);
     call({x.data(), DType::bf16, operands.tokens, shape_.hidden}, routings.front(),
          {out.data(), DType::bf16, operands.tokens, shape_.hidden});
     result.relative_error = relative_error(rows_of(out, shape_.hidden, expected.indices), expected.rows);
@@ -275,7 +274,7 @@ std::vector<MoeResult> bench_moe_gpu(const MoeBenchLayer& layer, const GpuMoeBen
       routed_expected.rows = reference_rows(weights, routed.draws.x.front(), shape.hidden, routed.draws.routings.front(), expected.indices);
       MoeResult whole = guarded("fp4gemm", false, operands, routed_active,
                                 [&] { return ours.time(operands, routed_expected, routed_active, stream.get(), &routed); });
-      whole.routed = true;  // also on a row that failed
+      whole.routed = true;  // here, so a row that failed is marked too
       results.push_back(whole);
     }
     if (!request.include_peers) continue;
