@@ -123,7 +123,7 @@ std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo&) c
   const std::int64_t down_blocks =
       mma ? cuda_moe::mma_row_blocks(problem.hidden, false)
           : cuda_moe::grouped_grid(problem.hidden, problem.experts, entries, streaming ? cuda_moe::kDownRowsPerWarp : 1).row_tiles;
-  std::string text = problem.routing_given ? "given routing" : "routing (router logits over E/2 x T/8 blocks; softmax + top-k, one block per token)";
+  std::string text = problem.routing_given ? "given routing" : "routing (router logits over E/2 x T/8 blocks; softmax + top-k, one warp per token)";
   text += std::string(entries <= cuda_moe::kOneBlockPermuteEntries ? "; permutation (one block)" : "; permutation (count, scan, place)") +
           "; gate_up over all active experts in one launch (" + std::to_string(gate_up_blocks) +
           " x " + std::to_string(slots) + " blocks); down likewise (" + std::to_string(down_blocks) + " x " + std::to_string(slots) +

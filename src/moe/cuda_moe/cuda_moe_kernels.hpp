@@ -48,7 +48,7 @@ struct Grouping {
 
 // logits [T, E] = x·routerᵀ (FP64 sums rounded to FP32, as router_logits(); kRouterSplits warps
 // per expert, blocks over experts and token tiles), then ids / weights [T, k] = softmax + top-k, ties to the
-// lower index, descending, renormalised when `normalize` (one block per token). A token with a
+// lower index, descending, renormalised when `normalize` (one warp per token). A token with a
 // non-finite logit gets valid ids and NaN weights (its output is NaN: the device cannot throw).
 // experts <= kMaxExperts.
 void launch_route(const DeviceRows& x, std::int64_t tokens, std::int64_t hidden, const float* router,

@@ -86,80 +86,65 @@ router_logits_kernel(DeviceRows x, std::int64_t tokens, std::int64_t hidden, con
   }
 }
 
-// One block per token: the token's logits into shared memory, k block-wide arg-max passes, FP64 softmax.
+// One warp per token (kRoutingWarps tokens a block), no shared memory and no barriers: k arg-max
+// passes, each lane over every 32nd expert (read from L1 after the first pass), the lanes' bests
+// combined by a fixed shuffle butterfly. The ranking (larger logit first, equal logits the lower
+// index first) is a strict order on finite logits, so each pass takes the best expert that ranks
+// after the previous pick and none is picked twice, without a set of chosen experts. Then the FP64
+// softmax denominator, each lane's partial sum added by a fixed butterfly (deterministic).
+// At T = 1 this replaces a 256-thread block whose k passes each took two barriers.
 __global__ void __launch_bounds__(kRoutingThreads)
-top_k_kernel(const float* __restrict__ all_logits, int experts, int k, bool normalize, std::int32_t* __restrict__ ids,
-             float* __restrict__ weights) {
-  __shared__ float logits[kMaxExperts];
-  __shared__ unsigned char chosen[kMaxExperts];
-  __shared__ int picked[kMaxExperts];
-  __shared__ float warp_logit[kRoutingWarps];
-  __shared__ int warp_expert[kRoutingWarps];
-  __shared__ double warp_total[kRoutingWarps];
-  const std::int64_t token = blockIdx.x;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+top_k_kernel(const float* __restrict__ all_logits, std::int64_t tokens, int experts, int k, bool normalize,
+             std::int32_t* __restrict__ ids, float* __restrict__ weights) {
+  const std::int64_t token = std::int64_t(blockIdx.x) * kRoutingWarps + threadIdx.x / 32;
+  if (token >= tokens) return;  // whole warps leave together
+  const int lane = threadIdx.x % 32;
+  const float* logits = all_logits + token * experts;
+  std::int32_t* token_ids = ids + token * k;
 
-  for (int e = threadIdx.x; e < experts; e += kRoutingThreads) logits[e] = all_logits[token * experts + e];
-  for (int e = threadIdx.x; e < experts; e += kRoutingThreads) chosen[e] = 0;
-  __syncthreads();
   bool local_non_finite = false;
-  for (int e = threadIdx.x; e < experts; e += kRoutingThreads) local_non_finite |= !isfinite(logits[e]);
-  const bool non_finite = __syncthreads_or(local_non_finite) != 0;
+  for (int e = lane; e < experts; e += 32) local_non_finite |= !isfinite(logits[e]);
+  const bool non_finite = __any_sync(kFullMask, local_non_finite);
 
+  float last_logit = 0.0f;
+  int last_expert = -1;  // the previous pick; -1: none yet
   for (int slot = 0; slot < k; ++slot) {
     float best_logit = 0.0f;
     int best_expert = -1;
-    for (int e = threadIdx.x; e < experts; e += kRoutingThreads) {
-      if (!chosen[e] && ranks_before(logits[e], e, best_logit, best_expert)) {
-        best_logit = logits[e];
+    for (int e = lane; e < experts; e += 32) {
+      const float logit = logits[e];
+      const bool after_last = last_expert < 0 || ranks_before(last_logit, last_expert, logit, e);
+      if (after_last && ranks_before(logit, e, best_logit, best_expert)) {
+        best_logit = logit;
         best_expert = e;
       }
     }
     for (int offset = 16; offset > 0; offset /= 2) {
-      const float other_logit = __shfl_down_sync(kFullMask, best_logit, offset);
-      const int other_expert = __shfl_down_sync(kFullMask, best_expert, offset);
+      const float other_logit = __shfl_xor_sync(kFullMask, best_logit, offset);
+      const int other_expert = __shfl_xor_sync(kFullMask, best_expert, offset);
       if (ranks_before(other_logit, other_expert, best_logit, best_expert)) {
         best_logit = other_logit;
         best_expert = other_expert;
       }
     }
-    if (lane == 0) {
-      warp_logit[warp] = best_logit;
-      warp_expert[warp] = best_expert;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      for (int w = 1; w < kRoutingWarps; ++w) {
-        if (ranks_before(warp_logit[w], warp_expert[w], best_logit, best_expert)) {
-          best_logit = warp_logit[w];
-          best_expert = warp_expert[w];
-        }
-      }
-      // NaN logits rank nowhere; any valid index keeps the later kernels in bounds (weights are NaN).
-      if (best_expert < 0) best_expert = slot;
-      picked[slot] = best_expert;
-      chosen[best_expert] = 1;
-    }
-    __syncthreads();
+    // NaN logits rank nowhere; any valid index keeps the later kernels in bounds (weights are NaN).
+    if (best_expert < 0) best_expert = slot % experts;
+    if (lane == 0) token_ids[slot] = best_expert;
+    last_logit = best_logit;
+    last_expert = best_expert;
   }
+  __syncwarp();  // lane 0's picks, read below by every lane
 
-  // Softmax denominator in FP64, a fixed reduction order (deterministic).
-  const double largest = double(logits[picked[0]]);
+  const double largest = double(logits[token_ids[0]]);
   double partial = 0.0;
-  for (int e = threadIdx.x; e < experts; e += kRoutingThreads) partial += exp(double(logits[e]) - largest);
-  partial = warp_sum(partial);
-  if (lane == 0) warp_total[warp] = partial;
-  __syncthreads();
-  if (threadIdx.x != 0) return;
-  double total = 0.0;
-  for (int w = 0; w < kRoutingWarps; ++w) total += warp_total[w];
-  double chosen_total = 0.0;
-  for (int slot = 0; slot < k; ++slot) chosen_total += exp(double(logits[picked[slot]]) - largest) / total;
-  for (int slot = 0; slot < k; ++slot) {
-    const double probability = exp(double(logits[picked[slot]]) - largest) / total;
-    const std::int64_t index = token * k + slot;
-    ids[index] = picked[slot];
-    weights[index] = non_finite ? __int_as_float(0x7FC00000) : float(normalize ? probability / chosen_total : probability);
+  for (int e = lane; e < experts; e += 32) partial += exp(double(logits[e]) - largest);
+  const double total = warp_sum(partial);
+  double chosen_partial = 0.0;
+  for (int slot = lane; slot < k; slot += 32) chosen_partial += exp(double(logits[token_ids[slot]]) - largest) / total;
+  const double chosen_total = warp_sum(chosen_partial);
+  for (int slot = lane; slot < k; slot += 32) {
+    const double probability = exp(double(logits[token_ids[slot]]) - largest) / total;
+    weights[token * k + slot] = non_finite ? __int_as_float(0x7FC00000) : float(normalize ? probability / chosen_total : probability);
   }
 }
 
@@ -287,7 +272,8 @@ void launch_route(const DeviceRows& x, std::int64_t tokens, std::int64_t hidden,
   const dim3 logit_grid(blocks_for(experts, kRouterExpertsPerBlock), blocks_for(tokens, int(kRouterTokensPerBlock)));
   router_logits_kernel<<<logit_grid, kRoutingThreads, 0, stream>>>(x, tokens, hidden, router, int(experts), logits);
   cuda::check_launch("cuda_moe: launching the router logits kernel");
-  top_k_kernel<<<unsigned(tokens), kRoutingThreads, 0, stream>>>(logits, int(experts), k, normalize, ids, weights);
+  top_k_kernel<<<blocks_for(tokens, kRoutingWarps), kRoutingThreads, 0, stream>>>(logits, tokens, int(experts), k, normalize, ids,
+                                                                                   weights);
   cuda::check_launch("cuda_moe: launching the softmax + top-k kernel");
 }
 

@@ -177,8 +177,8 @@ TEST_F(CudaMoe, TopOneAndTopEveryExpert) {
   expect_correct(c);
 }
 
-// The router's top-k over many experts: E = 300 (not a multiple of the 32 lanes or of the 256
-// threads of a top-k block), k = 10 passes, T = 9 tokens.
+// The router's top-k takes one warp per token: E = 300 gives lanes 9 or 10 experts each, k = 10
+// needs ten passes, and T = 9 leaves the second block of 8 tokens partial.
 TEST_F(CudaMoe, RouterTopKOverManyExperts) {
   MoeCase c;
   c.layer.hidden = 64;
