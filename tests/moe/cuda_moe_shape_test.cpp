@@ -92,64 +92,22 @@ TEST(CudaMoeShape, WorkspaceArraysAreAlignedDisjointAndSizedForTheCall) {
 }
 
 // The tensor-core kernel is the default: measured fastest of the three on an H100 at T = 1 to 512.
-TEST(CudaMoeShape, TheExpertKernelKnobTakesEveryKernelAndDefaultsToMma) {
+TEST(CudaMoeShape, TheExpertKernelKnobTakesStreamingStagedOrMmaAndDefaultsToMma) {
   EXPECT_EQ(choose_expert_kernel(std::nullopt), ExpertKernel::mma);
   EXPECT_EQ(choose_expert_kernel(std::string("streaming")), ExpertKernel::streaming);
   EXPECT_EQ(choose_expert_kernel(std::string("staged")), ExpertKernel::staged);
   EXPECT_EQ(choose_expert_kernel(std::string("mma")), ExpertKernel::mma);
-  EXPECT_EQ(choose_expert_kernel(std::string("mma_bulk")), ExpertKernel::mma_bulk);
   try {
     choose_expert_kernel(std::string("fast"));
     FAIL() << "a bad knob value was accepted";
   } catch (const Error& error) {
-    EXPECT_NE(std::string(error.what()).find("FP4GEMM_MOE_EXPERT_KERNEL must be streaming, staged, mma or mma_bulk, not 'fast'"),
+    EXPECT_NE(std::string(error.what()).find("FP4GEMM_MOE_EXPERT_KERNEL must be streaming, staged or mma, not 'fast'"),
               std::string::npos)
         << error.what();
   }
   EXPECT_STREQ(expert_kernel_name(ExpertKernel::staged), "staged");
   EXPECT_STREQ(expert_kernel_name(ExpertKernel::streaming), "streaming");
   EXPECT_STREQ(expert_kernel_name(ExpertKernel::mma), "mma");
-  EXPECT_STREQ(expert_kernel_name(ExpertKernel::mma_bulk), "mma_bulk");
-}
-
-// The bulk-copy kernel's ring: a warp's stages in flight, 1 to kMmaBulkMaxRingStages; a stage's
-// scale bytes of a row are one 16-byte copy, and the layer's K (H = 4096, I = 1024) is whole stages.
-TEST(CudaMoeShape, TheBulkRingTakesOneToTheMostStagesAndStagesAreWholeCopies) {
-  EXPECT_EQ(mma_bulk_ring_stages(), kMmaBulkRingStages);
-  EXPECT_GE(kMmaBulkRingStages, 1);
-  EXPECT_LE(kMmaBulkRingStages, kMmaBulkMaxRingStages);
-  for (int stages = 1; stages <= kMmaBulkMaxRingStages; ++stages) EXPECT_EQ(mma_bulk_ring_stages(std::to_string(stages)), stages);
-  for (const char* bad : {"0", "5", "two", ""}) {
-    try {
-      mma_bulk_ring_stages(std::string(bad));
-      FAIL() << "a bad knob value was accepted: '" << bad << "'";
-    } catch (const Error& error) {
-      EXPECT_NE(std::string(error.what()).find("FP4GEMM_MOE_MMA_RING_STAGES must be 1 to 4, not '" + std::string(bad) + "'"),
-                std::string::npos)
-          << error.what();
-    }
-  }
-  EXPECT_EQ(kMmaBulkStageColumns / 16 % 16, 0);
-  // K splits, per GEMM: the defaults, or "gate_up,down" of 1, 2 and 4.
-  const MmaBulkLaunch defaults = mma_bulk_k_splits(MmaBulkLaunch{});
-  EXPECT_EQ(defaults.gate_up_k_splits, kMmaBulkGateUpKSplits);
-  EXPECT_EQ(defaults.down_k_splits, kMmaBulkDownKSplits);
-  const MmaBulkLaunch set = mma_bulk_k_splits(MmaBulkLaunch{}, std::string("2,1"));
-  EXPECT_EQ(set.gate_up_k_splits, 2);
-  EXPECT_EQ(set.down_k_splits, 1);
-  for (const char* bad : {"4", "3,1", "4,", ",4", "4,1,1", "8,8"}) {
-    try {
-      mma_bulk_k_splits(MmaBulkLaunch{}, std::string(bad));
-      FAIL() << "a bad knob value was accepted: '" << bad << "'";
-    } catch (const Error& error) {
-      EXPECT_NE(std::string(error.what()).find("FP4GEMM_MOE_MMA_BULK_K_SPLITS must be gate_up,down with each 1, 2 or 4 (as 4,1), not '" +
-                                               std::string(bad) + "'"),
-                std::string::npos)
-          << error.what();
-    }
-  }
-  EXPECT_EQ(4096 % kMmaBulkStageColumns, 0);
-  EXPECT_EQ(1024 % kMmaBulkStageColumns, 0);
 }
 
 // The tensor-core kernel: 16 outputs (gate and up rows) or 32 down rows a block, the last block

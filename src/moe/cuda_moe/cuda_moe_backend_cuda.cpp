@@ -1,7 +1,6 @@
 // `cuda_moe` checks, plan and run() (cuda_moe_backend.hpp); prepare() is cuda_moe_prepare_cuda.cpp.
 #include "moe/cuda_moe/cuda_moe_backend.hpp"
 
-#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <optional>
@@ -42,18 +41,10 @@ std::optional<std::string> knob(const char* name) {
 }
 
 // The measurement knobs (cuda_moe_shape.hpp): FP4GEMM_MOE_EXPERT_KERNEL picks the expert kernel,
-// FP4GEMM_MOE_MMA_ENTRY_TILES the tensor-core kernels' entry tiles a pass,
-// FP4GEMM_MOE_MMA_RING_STAGES and FP4GEMM_MOE_MMA_BULK_K_SPLITS the bulk-copy kernel's ring and K
-// splits.
+// FP4GEMM_MOE_MMA_ENTRY_TILES the tensor-core kernel's entry tiles a pass.
 cuda_moe::ExpertKernel expert_kernel_from_environment() { return cuda_moe::choose_expert_kernel(knob("FP4GEMM_MOE_EXPERT_KERNEL")); }
 int entry_tiles_for(std::int64_t entries_per_group) {
   return cuda_moe::mma_entry_tiles(entries_per_group, knob("FP4GEMM_MOE_MMA_ENTRY_TILES"));
-}
-cuda_moe::MmaBulkLaunch bulk_launch_for(std::int64_t entries_per_group) {
-  cuda_moe::MmaBulkLaunch launch;
-  launch.entry_tiles = entry_tiles_for(entries_per_group);
-  launch.ring_stages = cuda_moe::mma_bulk_ring_stages(knob("FP4GEMM_MOE_MMA_RING_STAGES"));
-  return cuda_moe::mma_bulk_k_splits(launch, knob("FP4GEMM_MOE_MMA_BULK_K_SPLITS"));
 }
 
 template <class T>
@@ -61,43 +52,21 @@ T* at(const cuda::StreamBuffer& workspace, std::size_t offset) {
   return reinterpret_cast<T*>(workspace.as<std::uint8_t>() + offset);
 }
 
-// The kernel that serves one set of experts (routed or shared) for x on a GPU of SM `sm`: `asked`,
-// or where it cannot, the nearest that can (mma_bulk -> mma -> staged).
-cuda_moe::ExpertKernel serving_kernel(cuda_moe::ExpertKernel asked, const cuda_moe::StackedExperts& gate_up,
-                                      const cuda_moe::StackedExperts& down, const cuda_moe::DeviceRows& x, int sm) {
-  using cuda_moe::ExpertKernel;
-  const cuda_moe::DeviceRows h{nullptr, true, down.cols};  // aligned BF16 h: what the bulk kernel's down needs
-  if (asked == ExpertKernel::mma_bulk && cuda_moe::mma_bulk_takes(gate_up, x, sm) && cuda_moe::mma_bulk_takes(down, h, sm)) {
-    return ExpertKernel::mma_bulk;
-  }
-  if (asked == ExpertKernel::mma_bulk || asked == ExpertKernel::mma) {
-    return cuda_moe::mma_takes(gate_up, x) ? ExpertKernel::mma : ExpertKernel::staged;
-  }
-  return asked;
-}
-
-// gate_up then down for one set of experts over `grouping` on serving_kernel's choice (h holds
-// BF16 on the tensor-core kernels).
+// gate_up then down for one set of experts (routed or shared) over `grouping`: on the tensor-core
+// kernel when it is asked for and takes these experts and x (h then holds BF16), else on `kernel`.
 void run_experts(const cuda_moe::StackedExperts& gate_up, const cuda_moe::StackedExperts& down, const cuda_moe::DeviceRows& x,
                  const cuda_moe::Grouping& grouping, std::int64_t entries_per_group, bool round_to_bf16,
-                 cuda_moe::ExpertKernel asked, int sm, float* h, float* y, cudaStream_t stream) {
-  using cuda_moe::ExpertKernel;
-  const ExpertKernel kernel = serving_kernel(asked, gate_up, down, x, sm);
-  auto* h_bf16 = reinterpret_cast<__nv_bfloat16*>(h);  // half of h's FP32 space
-  if (kernel == ExpertKernel::mma_bulk) {
-    const cuda_moe::MmaBulkLaunch shape = bulk_launch_for(entries_per_group);
-    cuda_moe::launch_mma_bulk_gate_up(gate_up, x, grouping, shape, h_bf16, stream);
-    cuda_moe::launch_mma_bulk_down(down, h_bf16, grouping, shape, y, stream);
-    return;
-  }
-  if (kernel == ExpertKernel::mma) {
+                 cuda_moe::ExpertKernel kernel, float* h, float* y, cudaStream_t stream) {
+  if (kernel == cuda_moe::ExpertKernel::mma && cuda_moe::mma_takes(gate_up, x)) {
+    auto* h_bf16 = reinterpret_cast<__nv_bfloat16*>(h);  // half of h's FP32 space
     const int entry_tiles = entry_tiles_for(entries_per_group);
     cuda_moe::launch_mma_gate_up(gate_up, x, grouping, entry_tiles, h_bf16, stream);
     cuda_moe::launch_mma_down(down, h_bf16, grouping, entry_tiles, y, stream);
     return;
   }
-  cuda_moe::launch_gate_up(gate_up, x, grouping, round_to_bf16, kernel, h, stream);
-  cuda_moe::launch_down(down, h, grouping, kernel, y, stream);
+  const auto fallback = kernel == cuda_moe::ExpertKernel::mma ? cuda_moe::ExpertKernel::staged : kernel;
+  cuda_moe::launch_gate_up(gate_up, x, grouping, round_to_bf16, fallback, h, stream);
+  cuda_moe::launch_down(down, h, grouping, fallback, y, stream);
 }
 
 }  // namespace
@@ -141,29 +110,18 @@ CheckResult CudaMoeBackend::check_problem(const MoeProblem& problem, const Devic
   return CheckResult::pass();
 }
 
-std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo& device) const {
-  using cuda_moe::ExpertKernel;
+std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo&) const {
   const std::int64_t entries = problem.tokens * problem.top_k;
-  const ExpertKernel asked = expert_kernel_from_environment();
-  // The kernel run() takes for an aligned x of this dtype (serving_kernel's rule on the shapes).
-  cuda_moe::StackedExperts gate_up, down;
-  gate_up.rows = 2 * problem.intermediate;
-  gate_up.cols = problem.hidden;
-  down.rows = problem.hidden;
-  down.cols = problem.intermediate;
-  const cuda_moe::DeviceRows x{nullptr, problem.activation == ActivationType::bf16, problem.hidden};
-  const ExpertKernel kernel = serving_kernel(asked, gate_up, down, x, device.sm());
-  const bool mma = kernel == ExpertKernel::mma || kernel == ExpertKernel::mma_bulk;
-  const bool streaming = kernel == ExpertKernel::streaming;
+  const cuda_moe::ExpertKernel asked = expert_kernel_from_environment();
+  // The tensor-core kernel takes BF16 x (with 16-byte aligned rows, checked per call).
+  const bool mma = asked == cuda_moe::ExpertKernel::mma && problem.activation == ActivationType::bf16;
+  const cuda_moe::ExpertKernel kernel = asked == cuda_moe::ExpertKernel::mma && !mma ? cuda_moe::ExpertKernel::staged : asked;
+  const bool streaming = kernel == cuda_moe::ExpertKernel::streaming;
   const std::int64_t slots = cuda_moe::grouped_grid(0, problem.experts, entries).expert_slots;
-  const cuda_moe::MmaBulkLaunch shape = bulk_launch_for(entries / std::max<std::int64_t>(1, slots));
-  // The bulk kernel's blocks hold kMmaWarpsK / (K splits) row groups each.
-  const auto row_groups = [&](int k_splits) { return kernel == ExpertKernel::mma_bulk ? cuda_moe::kMmaWarpsK / k_splits : 1; };
-  const auto blocks_of = [](std::int64_t tiles, int groups) { return (tiles + groups - 1) / groups; };
-  const std::int64_t gate_up_blocks = mma ? blocks_of(cuda_moe::mma_row_blocks(problem.intermediate, true), row_groups(shape.gate_up_k_splits))
+  const std::int64_t gate_up_blocks = mma ? cuda_moe::mma_row_blocks(problem.intermediate, true)
                                           : cuda_moe::grouped_grid(problem.intermediate, problem.experts, entries).row_tiles;
   const std::int64_t down_blocks =
-      mma ? blocks_of(cuda_moe::mma_row_blocks(problem.hidden, false), row_groups(shape.down_k_splits))
+      mma ? cuda_moe::mma_row_blocks(problem.hidden, false)
           : cuda_moe::grouped_grid(problem.hidden, problem.experts, entries, streaming ? cuda_moe::kDownRowsPerWarp : 1).row_tiles;
   std::string text = problem.routing_given ? "given routing" : "routing (router logits over E/2 x T/8 blocks; softmax + top-k, one warp per token)";
   text += std::string(entries <= cuda_moe::kOneBlockPermuteEntries ? "; permutation (one block)" : "; permutation (count, scan, place)") +
@@ -174,22 +132,10 @@ std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo& de
     text += std::string("; the ") + (problem.shared_dense ? "dense (FP32)" : "NVFP4") + " shared expert on all " +
             std::to_string(problem.tokens) + " tokens (3 launches)";
   }
-  std::string decode = "; CUDA-core NVFP4 decode, ";
-  if (kernel == ExpertKernel::mma) decode = "; tensor-core (mma.sync BF16) NVFP4 decode, h in BF16, ";
-  if (kernel == ExpertKernel::mma_bulk) {
-    decode = "; tensor-core (mma.sync BF16) NVFP4 decode, weights through a shared-memory ring of bulk copies (" +
-             std::to_string(shape.ring_stages) + " stages a warp; K over " + std::to_string(shape.gate_up_k_splits) +
-             " warps for gate_up, " + std::to_string(shape.down_k_splits) + " for down), h in BF16, ";
-  }
+  const std::string decode = mma ? "; tensor-core (mma.sync BF16) NVFP4 decode, h in BF16, " : "; CUDA-core NVFP4 decode, ";
   const bool knob_set = knob("FP4GEMM_MOE_EXPERT_KERNEL").has_value();
-  std::string why;
-  if (kernel != asked) {
-    why = std::string(" (") + cuda_moe::expert_kernel_name(asked) + " asked; it needs " +
-          (asked == ExpertKernel::mma_bulk ? "SM 9.0, BF16 x and H, I multiples of " + std::to_string(cuda_moe::kMmaBulkStageColumns)
-                                           : std::string("BF16 x")) + ")";
-  }
-  return text + "; weighted combine (1 launch)" + decode + cuda_moe::expert_kernel_name(kernel) + " expert kernel" + why +
-         (knob_set ? " (set by FP4GEMM_MOE_EXPERT_KERNEL)" : " (FP4GEMM_MOE_EXPERT_KERNEL=streaming|staged|mma|mma_bulk picks another)");
+  return text + "; weighted combine (1 launch)" + decode + cuda_moe::expert_kernel_name(kernel) + " expert kernel" +
+         (knob_set ? " (set by FP4GEMM_MOE_EXPERT_KERNEL)" : " (FP4GEMM_MOE_EXPERT_KERNEL=streaming|staged|mma picks another)");
 }
 
 void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const MutableDenseView& out, const RunContext& context) {
@@ -237,8 +183,8 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
   const bool round_to_bf16 = call.x.dtype == DType::bf16;
   auto* h = at<float>(workspace, layout.intermediate);
   auto* y = at<float>(workspace, layout.expert_out);
-  run_experts(prepared.gate_up.view(), prepared.down.view(), x, routed, tokens * k / routed.expert_slots, round_to_bf16, kernel,
-              prepared.sm, h, y, stream);
+  run_experts(prepared.gate_up.view(), prepared.down.view(), x, routed, tokens * k / routed.expert_slots, round_to_bf16, kernel, h,
+              y, stream);
   // The shared expert: one group of every token, in slices over grid.y.
   float* shared_y = nullptr;
   float* shared_weight = nullptr;
@@ -252,7 +198,7 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
     shared_y = at<float>(workspace, layout.shared_out);
     shared_weight = at<float>(workspace, layout.shared_weight);
     run_experts(prepared.shared_gate_up.view(), prepared.shared_down.view(), x, all_tokens, split.slice, round_to_bf16, kernel,
-                prepared.sm, shared_h, shared_y, stream);
+                shared_h, shared_y, stream);
     cuda_moe::launch_shared_gate(x, tokens, hidden, prepared.shared_gate.as<const float>(), shared_weight, stream);
   }
   // 5. combine

@@ -23,8 +23,7 @@ ExpertKernel choose_expert_kernel(const std::optional<std::string>& knob) {
   if (*knob == "streaming") return ExpertKernel::streaming;
   if (*knob == "staged") return ExpertKernel::staged;
   if (*knob == "mma") return ExpertKernel::mma;
-  if (*knob == "mma_bulk") return ExpertKernel::mma_bulk;
-  throw_invalid("FP4GEMM_MOE_EXPERT_KERNEL must be streaming, staged, mma or mma_bulk, not '" + *knob + "'");
+  throw_invalid("FP4GEMM_MOE_EXPERT_KERNEL must be streaming, staged or mma, not '" + *knob + "'");
 }
 
 const char* expert_kernel_name(ExpertKernel kernel) {
@@ -32,7 +31,6 @@ const char* expert_kernel_name(ExpertKernel kernel) {
     case ExpertKernel::streaming: return "streaming";
     case ExpertKernel::staged: return "staged";
     case ExpertKernel::mma: return "mma";
-    case ExpertKernel::mma_bulk: return "mma_bulk";
   }
   return "?";
 }
@@ -49,26 +47,6 @@ int mma_entry_tiles(std::int64_t entries_per_group, const std::optional<std::str
   }
   if (entries_per_group <= kMmaOneTileEntries) return 1;
   return entries_per_group <= kMmaTwoTileEntries ? 2 : 4;
-}
-
-int mma_bulk_ring_stages(const std::optional<std::string>& knob) {
-  if (!knob) return kMmaBulkRingStages;
-  for (int stages = 1; stages <= kMmaBulkMaxRingStages; ++stages) {
-    if (*knob == std::to_string(stages)) return stages;
-  }
-  throw_invalid("FP4GEMM_MOE_MMA_RING_STAGES must be 1 to " + std::to_string(kMmaBulkMaxRingStages) + ", not '" + *knob + "'");
-}
-
-MmaBulkLaunch mma_bulk_k_splits(MmaBulkLaunch launch, const std::optional<std::string>& knob) {
-  if (!knob) return launch;
-  const auto valid = [](const std::string& value) { return value == "1" || value == "2" || value == "4"; };
-  const std::size_t comma = knob->find(',');
-  if (comma != std::string::npos && valid(knob->substr(0, comma)) && valid(knob->substr(comma + 1))) {
-    launch.gate_up_k_splits = std::stoi(knob->substr(0, comma));
-    launch.down_k_splits = std::stoi(knob->substr(comma + 1));
-    return launch;
-  }
-  throw_invalid("FP4GEMM_MOE_MMA_BULK_K_SPLITS must be gate_up,down with each 1, 2 or 4 (as 4,1), not '" + *knob + "'");
 }
 
 GroupedGrid grouped_grid(std::int64_t rows, std::int64_t experts, std::int64_t entries, int rows_per_warp) {

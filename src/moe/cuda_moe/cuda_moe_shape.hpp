@@ -45,17 +45,6 @@ inline constexpr int kMmaBlocksPerSm = 4;
 inline constexpr std::int64_t kMmaOneTileEntries = 8;
 inline constexpr std::int64_t kMmaTwoTileEntries = 32;
 inline constexpr int kMmaMaxEntryTiles = 4;
-// The bulk-copy tensor-core kernel (cuda_moe_mma_bulk.cu, SM 9.0): columns of a stage (each
-// warp's K range is whole stages; 256 makes a row's 16 scale bytes one copy), stages of a warp's
-// ring in flight by default and at most (FP4GEMM_MOE_MMA_RING_STAGES), resident blocks per SM it
-// is compiled for (a bound of 128 registers a thread; at 2 stages a block takes 45 KiB of ring),
-// and the warps each GEMM's K is split over (1, 2 or 4; FP4GEMM_MOE_MMA_BULK_K_SPLITS).
-inline constexpr int kMmaBulkStageColumns = 256;
-inline constexpr int kMmaBulkRingStages = 2;
-inline constexpr int kMmaBulkMaxRingStages = 4;
-inline constexpr int kMmaBulkBlocksPerSm = 4;
-inline constexpr int kMmaBulkGateUpKSplits = 4;
-inline constexpr int kMmaBulkDownKSplits = 4;
 
 // Routing and permutation keep one value per expert in shared memory.
 inline constexpr std::int64_t kMaxExperts = 2048;
@@ -87,11 +76,9 @@ constexpr int unit_elements_for(std::int64_t k) { return k % 32 == 0 ? 32 : 16; 
 // memory per K tile: any x, and the dense FP32 shared expert) or `streaming` (CUDA-core decode, no
 // shared memory; measured slower than mma at T = 1 and 8). x that is not BF16 (FP32, or NVFP4 for
 // W4A4) takes the staged kernel.
-// `mma_bulk` is the mma kernel with its weights streamed through a shared-memory ring of bulk
-// copies (SM 9.0, K a multiple of kMmaBulkStageColumns; elsewhere it runs as mma).
-enum class ExpertKernel { streaming, staged, mma, mma_bulk };
+enum class ExpertKernel { streaming, staged, mma };
 // The kernel for this call: FP4GEMM_MOE_EXPERT_KERNEL's value when given (`knob`: streaming,
-// staged, mma or mma_bulk; anything else throws a sentence naming the knob), else mma.
+// staged or mma; anything else throws a sentence naming the knob), else mma.
 ExpertKernel choose_expert_kernel(const std::optional<std::string>& knob);
 const char* expert_kernel_name(ExpertKernel kernel);
 
@@ -111,19 +98,6 @@ constexpr int mma_rows_per_block(bool gate_up) { return gate_up ? 16 : 32; }
 std::int64_t mma_row_blocks(std::int64_t out_rows, bool gate_up);
 // `knob`: FP4GEMM_MOE_MMA_ENTRY_TILES (1, 2 or 4; anything else throws a sentence naming it).
 int mma_entry_tiles(std::int64_t entries_per_group, const std::optional<std::string>& knob = std::nullopt);
-// The bulk-copy kernel's ring stages: kMmaBulkRingStages, or `knob` (FP4GEMM_MOE_MMA_RING_STAGES:
-// 1 to kMmaBulkMaxRingStages; anything else throws a sentence naming it).
-int mma_bulk_ring_stages(const std::optional<std::string>& knob = std::nullopt);
-
-// One layer's launches on the bulk-copy kernel.
-struct MmaBulkLaunch {
-  int entry_tiles = 1;
-  int ring_stages = kMmaBulkRingStages;
-  int gate_up_k_splits = kMmaBulkGateUpKSplits, down_k_splits = kMmaBulkDownKSplits;
-};
-// The K splits of gate_up and down: the defaults, or `knob` (FP4GEMM_MOE_MMA_BULK_K_SPLITS,
-// "gate_up,down" with each 1, 2 or 4; anything else throws a sentence naming it).
-MmaBulkLaunch mma_bulk_k_splits(MmaBulkLaunch launch, const std::optional<std::string>& knob = std::nullopt);
 
 // The shared expert's launch: one group of all T entries, split over grid.y into `slots` slices
 // of `slice` entries (a multiple of kTokensPerChunk), so T tokens run on T/8 blocks per row tile

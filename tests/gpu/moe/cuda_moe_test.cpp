@@ -115,9 +115,8 @@ class CudaMoe : public ::testing::Test {
     return failures.empty() ? "" : c.to_string() + ", " + label + ":\n" + failures;
   }
 
-  // Every case runs on every expert kernel: streaming, staged, mma (BF16 x; other x falls back to
-  // staged), mma_bulk (SM 9.0 and H, I multiples of its stage; else it runs as mma), then the
-  // default, which the knob's removal leaves in place.
+  // Every case runs on every expert kernel: streaming, staged, then mma (BF16 x; other x falls
+  // back to staged), the default, which the knob's removal leaves in place.
   void expect_correct(const MoeCase& c) {
     for_each_expert_kernel([&](const char* kernel) {
       const std::string failures = run_case(c);
@@ -126,7 +125,7 @@ class CudaMoe : public ::testing::Test {
   }
 
   static void for_each_expert_kernel(const std::function<void(const char*)>& body) {
-    for (const char* kernel : {"streaming", "staged", "mma", "mma_bulk"}) {
+    for (const char* kernel : {"streaming", "staged", "mma"}) {
       setenv("FP4GEMM_MOE_EXPERT_KERNEL", kernel, 1);
       body(kernel);
     }
@@ -302,65 +301,6 @@ TEST_F(CudaMoe, TensorCoreKernelAtEveryEntryTiling) {
   }
   unsetenv("FP4GEMM_MOE_MMA_ENTRY_TILES");
   unsetenv("FP4GEMM_MOE_EXPERT_KERNEL");
-}
-
-// The bulk-copy kernel on K of whole stages: gate_up K = 2048 (two stages a warp), down K = 512
-// (two of the four warps have no stage), experts with several passes of entries, so the ring is
-// refilled within and across passes, at every ring depth and entry tiling; BF16 x with the shared
-// expert (which runs on the same kernel).
-TEST_F(CudaMoe, BulkCopyKernelAtEveryRingDepthAndEntryTiling) {
-  MoeCase c;
-  c.layer.hidden = 2048;
-  c.layer.intermediate = 512;
-  c.layer.experts = 6;
-  c.layer.shared = SharedKind::nvfp4;
-  c.layer.shared_intermediate = 256;
-  c.tokens = 45;
-  c.top_k = 3;
-  c.routing = Routing::given;
-  setenv("FP4GEMM_MOE_EXPERT_KERNEL", "mma_bulk", 1);
-  for (const char* ring : {"1", "2", "3", "4"}) {
-    setenv("FP4GEMM_MOE_MMA_RING_STAGES", ring, 1);
-    for (const char* tiles : {"1", "2", "4"}) {
-      setenv("FP4GEMM_MOE_MMA_ENTRY_TILES", tiles, 1);
-      const std::string failures = run_case(c);
-      EXPECT_TRUE(failures.empty()) << ring << " ring stages, " << tiles << " entry tiles: " << failures;
-    }
-  }
-  unsetenv("FP4GEMM_MOE_MMA_ENTRY_TILES");
-  // Every K split of each GEMM (2 ring stages): gate_up K = 2048 is 8 stages, down K = 512 is 2.
-  for (const char* splits : {"1,1", "2,2", "4,1", "1,4", "2,4"}) {
-    setenv("FP4GEMM_MOE_MMA_BULK_K_SPLITS", splits, 1);
-    const std::string failures = run_case(c);
-    EXPECT_TRUE(failures.empty()) << splits << " K splits: " << failures;
-  }
-  unsetenv("FP4GEMM_MOE_MMA_BULK_K_SPLITS");
-  unsetenv("FP4GEMM_MOE_MMA_RING_STAGES");
-  unsetenv("FP4GEMM_MOE_EXPERT_KERNEL");
-}
-
-// The plan names the kernel that runs: mma_bulk on SM 9.0 for K of whole stages, mma where K is
-// not (the reason named), and the ring depth the knob sets.
-TEST_F(CudaMoe, PlanNamesTheBulkKernelOrWhyNot) {
-  setenv("FP4GEMM_MOE_EXPERT_KERNEL", "mma_bulk", 1);
-  MoeProblem problem;
-  problem.tokens = 1;
-  problem.experts = 512;
-  problem.top_k = 10;
-  problem.hidden = 4096;
-  problem.intermediate = 1024;
-  problem.activation = ActivationType::bf16;
-  const std::string whole = backend_.plan(problem, gpu_);
-  problem.intermediate = 1040;
-  const std::string ragged = backend_.plan(problem, gpu_);
-  unsetenv("FP4GEMM_MOE_EXPERT_KERNEL");
-  if (gpu_.sm() == 90) {
-    EXPECT_NE(whole.find("mma_bulk expert kernel (set by"), std::string::npos) << whole;
-    EXPECT_NE(whole.find("ring of bulk copies (" + std::to_string(cuda_moe::kMmaBulkRingStages) + " stages a warp;"), std::string::npos)
-        << whole;
-  }
-  EXPECT_NE(ragged.find("mma expert kernel (mma_bulk asked; it needs SM 9.0, BF16 x and H, I multiples of 256)"), std::string::npos)
-      << ragged;
 }
 
 TEST_F(CudaMoe, SwizzledBlockScales) {
