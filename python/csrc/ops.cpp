@@ -1,9 +1,11 @@
 // torch.ops.fp4gemm: the schemas and the CPU/CUDA implementations of prepare, release, gemm (W4A16),
-// gemm_out (gemm into a caller's tensor), gemm_nvfp4 (W4A4), quantize_weight and quantize_activation.
+// gemm_out (gemm into a caller's tensor), gemm_nvfp4 (W4A4), quantize_weight, quantize_activation
+// and host_cost_us (the library call's host time, to set the Python path's own cost against).
 // Fake (meta) implementations live in Python (fp4gemm/_fake.py) so torch.compile traces them.
 // Every library error reaches Python as a RuntimeError carrying the library's sentence.
 #include <torch/library.h>
 
+#include <chrono>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -114,6 +116,35 @@ void gemm_out(const at::Tensor& activation, const at::Tensor& weight, std::int64
   run_gemm(ActivationView::from_dense(a.view), weight, weight_id, alpha, rows, backend, a.placement);
 }
 
+// The host time of the library call that gemm_out makes, without Python, the dispatcher or this
+// binding: mean microseconds per runner.gemm over `calls` calls issued back to back after 20 untimed
+// ones (on CUDA they queue on the current stream; nothing synchronises). A diagnostic: the Python
+// path's own cost is gemm_out's host time minus this, measured in one process (the host's speed
+// varies from machine to machine by more than the difference).
+double host_cost_us(const at::Tensor& activation, const at::Tensor& weight, std::int64_t weight_id, double alpha,
+                    const at::Tensor& out, c10::string_view backend, std::int64_t calls) {
+  if (calls < 1) throw_invalid("host_cost_us: calls must be at least 1, got " + std::to_string(calls));
+  if (activation.dim() != 2 || out.dim() != 2 || out.size(0) != activation.size(0) || out.size(1) != weight_rows(weight)) {
+    throw_invalid("host_cost_us: takes a 2-D activation [M, K] and out [M, N], got " + shape_of(activation) + " and " + shape_of(out));
+  }
+  const ActivationRows a = activation_rows(activation, weight, "host_cost_us");
+  check_same_device(activation, out, "host_cost_us");
+#ifdef FP4GEMM_WITH_CUDA
+  std::optional<c10::cuda::CUDAGuard> guard;
+  if (a.placement.memory == Memory::cuda) guard.emplace(a.placement.device);
+#endif
+  const RunContext context = context_for(a.placement);
+  Runner& runner = runner_for(a.placement, std::string(backend));
+  const WeightHandle handle = handle_for(weight_id, weight, runner);
+  const MutableDenseView o{out.data_ptr(), dtype_of(out.scalar_type(), "host_cost_us: out"), out.size(0), out.size(1),
+                           out.size(0) > 1 ? out.stride(0) : out.size(1), a.placement.memory, a.placement.device, 0};
+  const ActivationView view = ActivationView::from_dense(a.view);
+  for (int i = 0; i < 20; ++i) runner.gemm(view, handle, float(alpha), o, context);
+  const auto start = std::chrono::steady_clock::now();
+  for (std::int64_t i = 0; i < calls; ++i) runner.gemm(view, handle, float(alpha), o, context);
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / double(calls);
+}
+
 // W4A4: the activation already NVFP4 (codes uint8 [M, K/2], E4M3 scales [M, K/16], linear layout,
 // e.g. from quantize_activation); alpha = input_scale * weight_scale_2.
 at::Tensor gemm_nvfp4(const at::Tensor& activation, const at::Tensor& activation_scale, const at::Tensor& weight,
@@ -194,6 +225,7 @@ TORCH_LIBRARY(fp4gemm, m) {
         "ScalarType? out_dtype=None, str backend=\"auto\") -> Tensor");
   m.def("quantize_weight(Tensor weight) -> (Tensor, Tensor, Tensor)");
   m.def("quantize_activation(Tensor activation, float? input_scale=None) -> (Tensor, Tensor, Tensor)");
+  m.def("host_cost_us(Tensor activation, Tensor weight, int weight_id, float alpha, Tensor(a!) out, str backend, int calls) -> float");
   // prepare_moe, release_moe and moe: moe_ops.cpp; load_linear, info, explain: report_ops.cpp.
 }
 
@@ -205,6 +237,7 @@ TORCH_LIBRARY_IMPL(fp4gemm, CPU, m) {
   m.impl("gemm_nvfp4", &gemm_nvfp4);
   m.impl("quantize_weight", &quantize_weight);
   m.impl("quantize_activation", &quantize_activation);
+  m.impl("host_cost_us", &host_cost_us);
 }
 TORCH_LIBRARY_IMPL(fp4gemm, CUDA, m) {
   m.impl("prepare", &prepare);
@@ -213,6 +246,7 @@ TORCH_LIBRARY_IMPL(fp4gemm, CUDA, m) {
   m.impl("gemm_nvfp4", &gemm_nvfp4);
   m.impl("quantize_weight", &quantize_weight);
   m.impl("quantize_activation", &quantize_activation);
+  m.impl("host_cost_us", &host_cost_us);
 }
 
 }  // namespace fp4gemm::torch_ops

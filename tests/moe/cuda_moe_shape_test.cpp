@@ -110,6 +110,24 @@ TEST(CudaMoeShape, TheExpertKernelKnobTakesStreamingStagedOrMmaAndDefaultsToMma)
   EXPECT_STREQ(expert_kernel_name(ExpertKernel::mma), "mma");
 }
 
+// Programmatic dependent launches: SM 9.0 and newer by default, off with FP4GEMM_MOE_PDL=0, never
+// before SM 9.0 (no PDL there); other knob values are refused by name.
+TEST(CudaMoeShape, ProgrammaticLaunchOnSm90AndNewerUnlessTheKnobSaysZero) {
+  EXPECT_TRUE(moe_programmatic_launch(90));
+  EXPECT_TRUE(moe_programmatic_launch(100));
+  EXPECT_FALSE(moe_programmatic_launch(89));
+  EXPECT_FALSE(moe_programmatic_launch(80));
+  EXPECT_FALSE(moe_programmatic_launch(90, std::string("0")));
+  EXPECT_TRUE(moe_programmatic_launch(90, std::string("1")));
+  EXPECT_FALSE(moe_programmatic_launch(80, std::string("1")));
+  try {
+    moe_programmatic_launch(90, std::string("yes"));
+    FAIL() << "a bad knob value was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("FP4GEMM_MOE_PDL must be 0 or 1, not 'yes'"), std::string::npos) << error.what();
+  }
+}
+
 // The tensor-core kernel: 16 outputs (gate and up rows) or 32 down rows a block, the last block
 // partial; two entry tiles a pass above 8 expected entries per group, four above 32.
 TEST(CudaMoeShape, TensorCoreBlocksCoverEveryRowAndTakeMoreEntryTilesForBusierExperts) {
@@ -146,7 +164,7 @@ TEST(CudaMoeShape, StagingTileFitsStaticSharedMemoryAndUnitsDivideTheTile) {
   EXPECT_EQ(unit_elements_for(48), 16);
   EXPECT_EQ(unit_elements_for(1040), 16);
   EXPECT_EQ(kExpertThreads, 32 * kWarpsPerBlock);
-  EXPECT_LE(kMaxExperts, 2 * kScanThreads);  // the scan kernel's threads own at most two experts each
+  EXPECT_LE(kMaxExperts, 8 * kScanThreads);  // the scan's threads own at most eight experts each
   EXPECT_EQ((kRoutingThreads / 32) % kRouterSplits, 0);  // whole experts per router-logits block
 }
 

@@ -157,6 +157,23 @@ def expect_error(fragment, call):
     assert fragment in str(caught.value), str(caught.value)
 
 
+def test_host_cost_us_runs_the_library_call_and_refuses_bad_input():
+    codes, scales, scale_2 = random_weight(48, 64, seed=5)
+    weight_id = ops.prepare(codes, scales, scale_2)
+    try:
+        a = torch.randn(3, 64)
+        out = torch.full((3, 48), float("nan"))
+        cost = ops.host_cost_us(a, codes, weight_id, 0.5, out, "ref", 5)
+        assert cost > 0
+        torch.testing.assert_close(out, ops.gemm(a, codes, weight_id, 0.5, torch.float32, "ref"), rtol=0, atol=0)
+        with pytest.raises(RuntimeError, match="host_cost_us: calls must be at least 1, got 0"):
+            ops.host_cost_us(a, codes, weight_id, 0.5, out, "ref", 0)
+        with pytest.raises(RuntimeError, match=r"host_cost_us: takes a 2-D activation \[M, K\] and out \[M, N\]"):
+            ops.host_cost_us(a, codes, weight_id, 0.5, torch.empty(3, 47), "ref", 1)
+    finally:
+        ops.release(weight_id)
+
+
 def test_bad_input_raises_the_library_sentence():
     codes, scales, scale_2 = random_weight(16, 64, seed=4)
     weight_id = ops.prepare(codes, scales, scale_2)

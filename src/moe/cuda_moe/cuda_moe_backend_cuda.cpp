@@ -53,15 +53,16 @@ T* at(const cuda::StreamBuffer& workspace, std::size_t offset) {
 }
 
 // gate_up then down for one set of experts (routed or shared) over `grouping`: on the tensor-core
-// kernel when it is asked for and takes these experts and x (h then holds BF16), else on `kernel`.
+// kernel when it is asked for and takes these experts and x (h then holds BF16; its launches are
+// programmatic when `programmatic`), else on `kernel`.
 void run_experts(const cuda_moe::StackedExperts& gate_up, const cuda_moe::StackedExperts& down, const cuda_moe::DeviceRows& x,
                  const cuda_moe::Grouping& grouping, std::int64_t entries_per_group, bool round_to_bf16,
-                 cuda_moe::ExpertKernel kernel, float* h, float* y, cudaStream_t stream) {
+                 cuda_moe::ExpertKernel kernel, float* h, float* y, cudaStream_t stream, bool programmatic) {
   if (kernel == cuda_moe::ExpertKernel::mma && cuda_moe::mma_takes(gate_up, x)) {
     auto* h_bf16 = reinterpret_cast<__nv_bfloat16*>(h);  // half of h's FP32 space
     const int entry_tiles = entry_tiles_for(entries_per_group);
-    cuda_moe::launch_mma_gate_up(gate_up, x, grouping, entry_tiles, h_bf16, stream);
-    cuda_moe::launch_mma_down(down, h_bf16, grouping, entry_tiles, y, stream);
+    cuda_moe::launch_mma_gate_up(gate_up, x, grouping, entry_tiles, h_bf16, stream, programmatic);
+    cuda_moe::launch_mma_down(down, h_bf16, grouping, entry_tiles, y, stream, programmatic);
     return;
   }
   const auto fallback = kernel == cuda_moe::ExpertKernel::mma ? cuda_moe::ExpertKernel::staged : kernel;
@@ -110,7 +111,7 @@ CheckResult CudaMoeBackend::check_problem(const MoeProblem& problem, const Devic
   return CheckResult::pass();
 }
 
-std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo&) const {
+std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo& device) const {
   const std::int64_t entries = problem.tokens * problem.top_k;
   const cuda_moe::ExpertKernel asked = expert_kernel_from_environment();
   // The tensor-core kernel takes BF16 x (with 16-byte aligned rows, checked per call).
@@ -134,8 +135,11 @@ std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo&) c
   }
   const std::string decode = mma ? "; tensor-core (mma.sync BF16) NVFP4 decode, h in BF16, " : "; CUDA-core NVFP4 decode, ";
   const bool knob_set = knob("FP4GEMM_MOE_EXPERT_KERNEL").has_value();
+  const std::string launches = cuda_moe::moe_programmatic_launch(device.sm(), knob("FP4GEMM_MOE_PDL"))
+                                   ? "; routing, permutation, tensor-core and combine kernels as programmatic dependent launches"
+                                   : "";
   return text + "; weighted combine (1 launch)" + decode + cuda_moe::expert_kernel_name(kernel) + " expert kernel" +
-         (knob_set ? " (set by FP4GEMM_MOE_EXPERT_KERNEL)" : " (FP4GEMM_MOE_EXPERT_KERNEL=streaming|staged|mma picks another)");
+         (knob_set ? " (set by FP4GEMM_MOE_EXPERT_KERNEL)" : " (FP4GEMM_MOE_EXPERT_KERNEL=streaming|staged|mma picks another)") + launches;
 }
 
 void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const MutableDenseView& out, const RunContext& context) {
@@ -152,6 +156,7 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
   const int k = problem.top_k;
 
   const cuda_moe::ExpertKernel kernel = expert_kernel_from_environment();
+  const bool programmatic = cuda_moe::moe_programmatic_launch(prepared.sm, knob("FP4GEMM_MOE_PDL"));
   const cuda_moe::WorkspaceLayout layout = cuda_moe::workspace_layout(problem);
   const cuda::StreamBuffer workspace(layout.total, stream, "cuda_moe: the per-call workspace");
   const cuda_moe::DeviceRows x{call.x.data, call.x.dtype == DType::bf16, call.x.stride()};
@@ -163,7 +168,7 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
     auto* routed_ids = at<std::int32_t>(workspace, layout.topk_ids);
     auto* routed_weights = at<float>(workspace, layout.topk_weights);
     cuda_moe::launch_route(x, tokens, hidden, prepared.router.as<const float>(), experts, k, call.options.norm_topk_prob,
-                           at<float>(workspace, layout.logits), routed_ids, routed_weights, stream);
+                           at<float>(workspace, layout.logits), routed_ids, routed_weights, stream, programmatic);
     ids = routed_ids;
     weights = routed_weights;
   }
@@ -172,7 +177,7 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
                                            at<std::int32_t>(workspace, layout.cursor),       at<std::int32_t>(workspace, layout.active),
                                            at<std::int32_t>(workspace, layout.active_count), at<std::int32_t>(workspace, layout.entry_token),
                                            at<std::int32_t>(workspace, layout.entry_of)};
-  cuda_moe::launch_permute(ids, tokens, k, experts, arrays, stream);
+  cuda_moe::launch_permute(ids, tokens, k, experts, arrays, stream, programmatic);
   // 3, 4. the routed experts, one launch per GEMM
   cuda_moe::Grouping routed;
   routed.active_count = arrays.active_count;
@@ -184,7 +189,7 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
   auto* h = at<float>(workspace, layout.intermediate);
   auto* y = at<float>(workspace, layout.expert_out);
   run_experts(prepared.gate_up.view(), prepared.down.view(), x, routed, tokens * k / routed.expert_slots, round_to_bf16, kernel, h,
-              y, stream);
+              y, stream, programmatic);
   // The shared expert: one group of every token, in slices over grid.y.
   float* shared_y = nullptr;
   float* shared_weight = nullptr;
@@ -198,11 +203,11 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
     shared_y = at<float>(workspace, layout.shared_out);
     shared_weight = at<float>(workspace, layout.shared_weight);
     run_experts(prepared.shared_gate_up.view(), prepared.shared_down.view(), x, all_tokens, split.slice, round_to_bf16, kernel,
-                shared_h, shared_y, stream);
+                shared_h, shared_y, stream, programmatic);
     cuda_moe::launch_shared_gate(x, tokens, hidden, prepared.shared_gate.as<const float>(), shared_weight, stream);
   }
   // 5. combine
-  cuda_moe::launch_combine(y, arrays.entry_of, weights, tokens, k, hidden, shared_y, shared_weight, out, stream);
+  cuda_moe::launch_combine(y, arrays.entry_of, weights, tokens, k, hidden, shared_y, shared_weight, out, stream, programmatic);
 }
 
 }  // namespace fp4gemm::moe

@@ -21,6 +21,7 @@
 #include "backends/cuda_common/nvfp4_decode.cuh"
 #include "moe/cuda_moe/cuda_moe_grouping.cuh"
 #include "moe/cuda_moe/cuda_moe_kernels.hpp"
+#include "moe/cuda_moe/cuda_moe_launch.cuh"
 #include "moe/cuda_moe/cuda_moe_shape.hpp"
 #include "moe/cuda_moe/cuda_moe_streaming.hpp"
 
@@ -201,6 +202,7 @@ __global__ void combine_kernel(const float* __restrict__ y, const std::int32_t* 
                                const float* __restrict__ topk_weights, std::int64_t tokens, int k, std::int64_t hidden,
                                const float* __restrict__ shared_y, const float* __restrict__ shared_weight, void* out,
                                DType out_dtype, std::int64_t out_stride) {
+  enter_dependent_kernel();
   const std::int64_t elements = tokens * hidden;
   for (std::int64_t index = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; index < elements;
        index += std::int64_t(gridDim.x) * blockDim.x) {
@@ -256,13 +258,13 @@ void launch_down(const StackedExperts& weights, const float* h, const Grouping& 
 
 void launch_combine(const float* y, const std::int32_t* entry_of, const float* topk_weights, std::int64_t tokens, int k,
                     std::int64_t hidden, const float* shared_y, const float* shared_weight, const MutableDenseView& out,
-                    cudaStream_t stream) {
+                    cudaStream_t stream, bool programmatic) {
   const std::int64_t elements = tokens * hidden;
   if (elements == 0) return;
   const std::int64_t blocks = std::min((elements + kElementwiseThreads - 1) / kElementwiseThreads, kMaxCombineBlocks);
-  combine_kernel<<<unsigned(blocks), kElementwiseThreads, 0, stream>>>(y, entry_of, topk_weights, tokens, k, hidden, shared_y,
-                                                                      shared_weight, out.data, out.dtype, out.stride());
-  cuda::check_launch("cuda_moe: launching the weighted combine kernel");
+  launch_kernel(combine_kernel, dim3(unsigned(blocks)), dim3(kElementwiseThreads), stream, programmatic,
+                "cuda_moe: launching the weighted combine kernel", y, entry_of, topk_weights, tokens, k, hidden, shared_y, shared_weight,
+                out.data, out.dtype, out.stride());
 }
 
 }  // namespace fp4gemm::moe::cuda_moe

@@ -1,6 +1,8 @@
 #pragma once
 // Launchers of the `cuda_moe` kernels (cuda_moe_routing.cu, cuda_moe_experts.cu). Every launcher
-// enqueues on `stream` only, allocates nothing and checks its launch (cuda::check_launch).
+// enqueues on `stream` only, allocates nothing and checks its launch (cuda::check_launch). Those
+// taking `programmatic` launch the decode chain's kernels as programmatic dependent launches when
+// it is true (cuda_moe_launch.cuh; moe_programmatic_launch decides).
 // Indices of tokens, slots and permuted entries are int32 (the backend refuses T·k >= 2^31);
 // element offsets are computed in 64 bits.
 #include <cuda_runtime_api.h>
@@ -53,7 +55,7 @@ struct Grouping {
 // experts <= kMaxExperts.
 void launch_route(const DeviceRows& x, std::int64_t tokens, std::int64_t hidden, const float* router,
                   std::int64_t experts, int k, bool normalize, float* logits, std::int32_t* ids, float* weights,
-                  cudaStream_t stream);
+                  cudaStream_t stream, bool programmatic);
 
 // weights[t] = sigmoid(x[t]·gate) with an FP64 sum, or 1 when gate is null.
 void launch_shared_gate(const DeviceRows& x, std::int64_t tokens, std::int64_t hidden, const float* gate, float* weights,
@@ -69,7 +71,7 @@ struct PermutationArrays {
   std::int32_t *counts, *offsets, *cursor, *active, *active_count, *entry_token, *entry_of;
 };
 void launch_permute(const std::int32_t* ids, std::int64_t tokens, int k, std::int64_t experts,
-                    const PermutationArrays& arrays, cudaStream_t stream);
+                    const PermutationArrays& arrays, cudaStream_t stream, bool programmatic);
 
 // h[entry, i] = SiLU(gs·(a·gate_iᵀ))·(us·(a·up_iᵀ)) for every entry of every active group, a its
 // row of `input`; rounded to BF16 when `round_to_bf16` (x's dtype), stored as FP32 [entries, I].
@@ -87,6 +89,6 @@ void launch_down(const StackedExperts& weights, const float* h, const Grouping& 
 // (when shared_y is given), rounded once to out's dtype.
 void launch_combine(const float* y, const std::int32_t* entry_of, const float* topk_weights, std::int64_t tokens, int k,
                     std::int64_t hidden, const float* shared_y, const float* shared_weight, const MutableDenseView& out,
-                    cudaStream_t stream);
+                    cudaStream_t stream, bool programmatic);
 
 }  // namespace fp4gemm::moe::cuda_moe

@@ -28,6 +28,7 @@
 #include "backends/cuda_common/bf16_mma_decode.cuh"
 #include "backends/cuda_common/streaming_loads.cuh"
 #include "moe/cuda_moe/cuda_moe_grouping.cuh"
+#include "moe/cuda_moe/cuda_moe_launch.cuh"
 #include "moe/cuda_moe/cuda_moe_mma.hpp"
 #include "moe/cuda_moe/cuda_moe_shape.hpp"
 
@@ -131,9 +132,10 @@ mma_expert_kernel(StackedExperts weights, DeviceRows input, Grouping grouping, v
   __shared__ std::uint32_t scale_table[256];
   __shared__ float partial[kMmaWarpsK - 1][kValues][32];  // [warp][value][lane]: no bank conflicts
 
+  fill_scale_table(scale_table, threadIdx.x, kThreads);  // constant: before the wait
+  enter_dependent_kernel();
   GroupEntries group;
   if (!block_group(grouping, group)) return;
-  fill_scale_table(scale_table, threadIdx.x, kThreads);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const std::int64_t out_rows = kGateUp ? weights.rows / 2 : weights.rows;
   const std::int64_t cols = weights.cols;
@@ -234,23 +236,22 @@ mma_expert_kernel(StackedExperts weights, DeviceRows input, Grouping grouping, v
 
 template <bool kGateUp, int kEntryTiles>
 void launch_tiles(const StackedExperts& weights, const DeviceRows& input, const Grouping& grouping, void* out,
-                  cudaStream_t stream) {
+                  cudaStream_t stream, bool programmatic, const char* what) {
   const std::int64_t out_rows = kGateUp ? weights.rows / 2 : weights.rows;
   const dim3 grid(unsigned(mma_row_blocks(out_rows, kGateUp)), unsigned(grouping.expert_slots));
-  mma_expert_kernel<kGateUp, kEntryTiles><<<grid, kThreads, 0, stream>>>(weights, input, grouping, out);
+  launch_kernel(mma_expert_kernel<kGateUp, kEntryTiles>, grid, dim3(kThreads), stream, programmatic, what, weights, input, grouping, out);
 }
 
 template <bool kGateUp>
 void launch(const StackedExperts& weights, const DeviceRows& input, const Grouping& grouping, int entry_tiles, void* out,
-            cudaStream_t stream, const char* what) {
+            cudaStream_t stream, bool programmatic, const char* what) {
   const std::int64_t out_rows = kGateUp ? weights.rows / 2 : weights.rows;
   if (out_rows == 0 || grouping.expert_slots == 0) return;
   switch (entry_tiles) {
-    case 4: launch_tiles<kGateUp, 4>(weights, input, grouping, out, stream); break;
-    case 2: launch_tiles<kGateUp, 2>(weights, input, grouping, out, stream); break;
-    default: launch_tiles<kGateUp, 1>(weights, input, grouping, out, stream); break;
+    case 4: launch_tiles<kGateUp, 4>(weights, input, grouping, out, stream, programmatic, what); break;
+    case 2: launch_tiles<kGateUp, 2>(weights, input, grouping, out, stream, programmatic, what); break;
+    default: launch_tiles<kGateUp, 1>(weights, input, grouping, out, stream, programmatic, what); break;
   }
-  cuda::check_launch(what);
 }
 
 }  // namespace
@@ -260,16 +261,16 @@ bool mma_takes(const StackedExperts& weights, const DeviceRows& x) {
 }
 
 void launch_mma_gate_up(const StackedExperts& weights, const DeviceRows& x, const Grouping& grouping, int entry_tiles,
-                        __nv_bfloat16* h, cudaStream_t stream) {
-  launch<true>(weights, x, grouping, entry_tiles, h, stream, "cuda_moe: launching the tensor-core gate_up kernel");
+                        __nv_bfloat16* h, cudaStream_t stream, bool programmatic) {
+  launch<true>(weights, x, grouping, entry_tiles, h, stream, programmatic, "cuda_moe: launching the tensor-core gate_up kernel");
 }
 
 void launch_mma_down(const StackedExperts& weights, const __nv_bfloat16* h, const Grouping& grouping, int entry_tiles,
-                     float* y, cudaStream_t stream) {
+                     float* y, cudaStream_t stream, bool programmatic) {
   const DeviceRows input{h, true, weights.cols};
   Grouping by_entry = grouping;  // h is indexed by entry
   by_entry.entry_token = nullptr;
-  launch<false>(weights, input, by_entry, entry_tiles, y, stream, "cuda_moe: launching the tensor-core down kernel");
+  launch<false>(weights, input, by_entry, entry_tiles, y, stream, programmatic, "cuda_moe: launching the tensor-core down kernel");
 }
 
 }  // namespace fp4gemm::moe::cuda_moe

@@ -15,10 +15,10 @@ bool mma_takes(const StackedExperts& weights, const DeviceRows& x);
 // h [entries, I] BF16 = SiLU(gs·(a·gateᵀ))·(us·(a·upᵀ)), a the entry's row of x (as launch_gate_up
 // with round_to_bf16). `entry_tiles` (1, 2 or 4; mma_entry_tiles): entries of 8 a pass holds.
 void launch_mma_gate_up(const StackedExperts& weights, const DeviceRows& x, const Grouping& grouping, int entry_tiles,
-                        __nv_bfloat16* h, cudaStream_t stream);
+                        __nv_bfloat16* h, cudaStream_t stream, bool programmatic);
 
 // y [entries, H] FP32 = ds·(h·downᵀ), h as launch_mma_gate_up wrote it.
 void launch_mma_down(const StackedExperts& weights, const __nv_bfloat16* h, const Grouping& grouping, int entry_tiles,
-                     float* y, cudaStream_t stream);
+                     float* y, cudaStream_t stream, bool programmatic);
 
 }  // namespace fp4gemm::moe::cuda_moe

@@ -90,6 +90,7 @@ std::unique_ptr<PreparedMoe> CudaMoeBackend::prepare(const MoeWeights& weights, 
   describe_layer(weights, *prepared);
   prepared->backend = name();
   prepared->device = device.index;
+  prepared->sm = device.sm();
 
   StackSource gate_up, down;
   for (const ExpertProjections& expert : weights.experts) {

@@ -2,10 +2,13 @@
 // the shared expert's sigmoid gate, and the grouping of (token, slot) entries by expert.
 #include <cuda_bf16.h>
 
+#include <cub/block/block_scan.cuh>
+
 #include <cmath>
 
 #include "backends/cuda_common/cuda_check.hpp"
 #include "moe/cuda_moe/cuda_moe_kernels.hpp"
+#include "moe/cuda_moe/cuda_moe_launch.cuh"
 #include "moe/cuda_moe/cuda_moe_shape.hpp"
 
 namespace fp4gemm::moe::cuda_moe {
@@ -52,6 +55,7 @@ __global__ void __launch_bounds__(kRoutingThreads)
 router_logits_kernel(DeviceRows x, std::int64_t tokens, std::int64_t hidden, const float* __restrict__ router, int experts,
                      float* __restrict__ logits) {
   __shared__ double partial[kRoutingWarps];
+  enter_dependent_kernel();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int expert = int(blockIdx.x) * kRouterExpertsPerBlock + warp / kRouterSplits;
   const int split = warp % kRouterSplits;
@@ -87,7 +91,7 @@ router_logits_kernel(DeviceRows x, std::int64_t tokens, std::int64_t hidden, con
 }
 
 // One warp per token (kRoutingWarps tokens a block), no shared memory and no barriers: k arg-max
-// passes, each lane over every 32nd expert (read from L1 after the first pass), the lanes' bests
+// passes, each lane over every 32nd expert (held in registers), the lanes' bests
 // combined by a fixed shuffle butterfly. The ranking (larger logit first, equal logits the lower
 // index first) is a strict order on finite logits, so each pass takes the best expert that ranks
 // after the previous pick and none is picked twice, without a set of chosen experts. Then the FP64
@@ -96,25 +100,39 @@ router_logits_kernel(DeviceRows x, std::int64_t tokens, std::int64_t hidden, con
 __global__ void __launch_bounds__(kRoutingThreads)
 top_k_kernel(const float* __restrict__ all_logits, std::int64_t tokens, int experts, int k, bool normalize,
              std::int32_t* __restrict__ ids, float* __restrict__ weights) {
+  enter_dependent_kernel();
   const std::int64_t token = std::int64_t(blockIdx.x) * kRoutingWarps + threadIdx.x / 32;
   if (token >= tokens) return;  // whole warps leave together
   const int lane = threadIdx.x % 32;
   const float* logits = all_logits + token * experts;
   std::int32_t* token_ids = ids + token * k;
 
+  // The lane's logits (experts lane, lane + 32, ...) stay in registers for the k passes and the
+  // softmax: loops over them stop at the first index past E, the same for every lane.
+  constexpr int kPerLane = int(kMaxExperts / 32);
+  float mine[kPerLane];
   bool local_non_finite = false;
-  for (int e = lane; e < experts; e += 32) local_non_finite |= !isfinite(logits[e]);
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i) {
+    if (32 * i >= experts) break;
+    const int e = 32 * i + lane;
+    mine[i] = e < experts ? logits[e] : 0.0f;
+    local_non_finite |= e < experts && !isfinite(mine[i]);
+  }
   const bool non_finite = __any_sync(kFullMask, local_non_finite);
 
-  float last_logit = 0.0f;
+  float last_logit = 0.0f, largest_logit = 0.0f;
   int last_expert = -1;  // the previous pick; -1: none yet
   for (int slot = 0; slot < k; ++slot) {
     float best_logit = 0.0f;
     int best_expert = -1;
-    for (int e = lane; e < experts; e += 32) {
-      const float logit = logits[e];
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i) {
+      if (32 * i >= experts) break;
+      const int e = 32 * i + lane;
+      const float logit = mine[i];
       const bool after_last = last_expert < 0 || ranks_before(last_logit, last_expert, logit, e);
-      if (after_last && ranks_before(logit, e, best_logit, best_expert)) {
+      if (e < experts && after_last && ranks_before(logit, e, best_logit, best_expert)) {
         best_logit = logit;
         best_expert = e;
       }
@@ -130,14 +148,19 @@ top_k_kernel(const float* __restrict__ all_logits, std::int64_t tokens, int expe
     // NaN logits rank nowhere; any valid index keeps the later kernels in bounds (weights are NaN).
     if (best_expert < 0) best_expert = slot % experts;
     if (lane == 0) token_ids[slot] = best_expert;
+    if (slot == 0) largest_logit = logits[best_expert];  // the first pick's logit (itself where every logit is NaN)
     last_logit = best_logit;
     last_expert = best_expert;
   }
   __syncwarp();  // lane 0's picks, read below by every lane
 
-  const double largest = double(logits[token_ids[0]]);
+  const double largest = double(largest_logit);
   double partial = 0.0;
-  for (int e = lane; e < experts; e += 32) partial += exp(double(logits[e]) - largest);
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i) {
+    if (32 * i >= experts) break;
+    if (32 * i + lane < experts) partial += exp(double(mine[i]) - largest);
+  }
   const double total = warp_sum(partial);
   double chosen_partial = 0.0;
   for (int slot = lane; slot < k; slot += 32) chosen_partial += exp(double(logits[token_ids[slot]]) - largest) / total;
@@ -169,38 +192,23 @@ __global__ void count_kernel(const std::int32_t* __restrict__ ids, std::int64_t 
   if (entry < entries) count_entry(ids, entry, experts, counts);
 }
 
-// Exclusive block-wide scan of one int per thread (Hillis-Steele in shared memory); `total` gets the sum.
-__device__ int exclusive_scan(int value, int* scratch, int* total) {
-  const int tid = threadIdx.x;
-  scratch[tid] = value;
-  __syncthreads();
-  for (int offset = 1; offset < kScanThreads; offset *= 2) {
-    const int add = tid >= offset ? scratch[tid - offset] : 0;
-    __syncthreads();
-    scratch[tid] += add;
-    __syncthreads();
-  }
-  const int inclusive = scratch[tid];
-  *total = scratch[kScanThreads - 1];
-  __syncthreads();  // scratch is reused by the next scan
-  return inclusive - value;
-}
+// One block-wide scan serves both sums of scan_counts: a thread's entries in the high 32 bits and
+// its active experts in the low 32 (T·k < 2^31 and E <= kMaxExperts, so neither half carries).
+using CountScan = cub::BlockScan<unsigned long long, kScanThreads>;
 
 // The block's scan of the per-expert counts (thread i owns a contiguous range of experts):
 // offsets (exclusive scan), cursor = offsets, the active experts ascending and their count.
 // `cursor` may be `counts` itself (each count is read before its cursor is written).
 __device__ void scan_counts(const std::int32_t* counts, int experts, std::int32_t* __restrict__ offsets, std::int32_t* cursor,
-                            std::int32_t* __restrict__ active, std::int32_t* __restrict__ active_count, int* scratch) {
+                            std::int32_t* __restrict__ active, std::int32_t* __restrict__ active_count,
+                            CountScan::TempStorage& scratch) {
   const int per_thread = (experts + kScanThreads - 1) / kScanThreads;
   const int first = threadIdx.x * per_thread, last = min(first + per_thread, experts);
-  int entries = 0, active_experts = 0;
-  for (int e = first; e < last; ++e) {
-    entries += counts[e];
-    active_experts += counts[e] > 0 ? 1 : 0;
-  }
-  int total_entries = 0, total_active = 0;
-  int entry_base = exclusive_scan(entries, scratch, &total_entries);
-  int active_base = exclusive_scan(active_experts, scratch, &total_active);
+  unsigned long long mine = 0;
+  for (int e = first; e < last; ++e) mine += (static_cast<unsigned long long>(counts[e]) << 32) + (counts[e] > 0 ? 1u : 0u);
+  unsigned long long base = 0, total = 0;
+  CountScan(scratch).ExclusiveSum(mine, base, total);
+  int entry_base = int(base >> 32), active_base = int(base & 0xFFFFFFFFu);
   for (int e = first; e < last; ++e) {
     const int count = counts[e];
     offsets[e] = entry_base;
@@ -209,8 +217,8 @@ __device__ void scan_counts(const std::int32_t* counts, int experts, std::int32_
     if (count > 0) active[active_base++] = e;
   }
   if (threadIdx.x == 0) {
-    offsets[experts] = total_entries;
-    *active_count = total_active;
+    offsets[experts] = int(total >> 32);
+    *active_count = int(total & 0xFFFFFFFFu);
   }
 }
 
@@ -218,7 +226,7 @@ __device__ void scan_counts(const std::int32_t* counts, int experts, std::int32_
 __global__ void __launch_bounds__(kScanThreads)
 scan_kernel(const std::int32_t* __restrict__ counts, int experts, std::int32_t* __restrict__ offsets,
             std::int32_t* __restrict__ cursor, std::int32_t* __restrict__ active, std::int32_t* __restrict__ active_count) {
-  __shared__ int scratch[kScanThreads];
+  __shared__ CountScan::TempStorage scratch;
   scan_counts(counts, experts, offsets, cursor, active, active_count, scratch);
 }
 
@@ -244,8 +252,9 @@ permute_in_one_block_kernel(const std::int32_t* __restrict__ ids, int entries, i
                             std::int32_t* __restrict__ active_count, std::int32_t* __restrict__ entry_token,
                             std::int32_t* __restrict__ entry_of) {
   __shared__ std::int32_t counts[kMaxExperts];  // then the cursors
-  __shared__ int scratch[kScanThreads];
+  __shared__ CountScan::TempStorage scratch;
   for (int e = threadIdx.x; e < experts; e += kScanThreads) counts[e] = 0;
+  enter_dependent_kernel();
   __syncthreads();
   for (int entry = threadIdx.x; entry < entries; entry += kScanThreads) count_entry(ids, entry, experts, counts);
   __syncthreads();
@@ -267,14 +276,13 @@ unsigned blocks_for(std::int64_t threads, int per_block) { return unsigned((thre
 
 void launch_route(const DeviceRows& x, std::int64_t tokens, std::int64_t hidden, const float* router,
                   std::int64_t experts, int k, bool normalize, float* logits, std::int32_t* ids, float* weights,
-                  cudaStream_t stream) {
+                  cudaStream_t stream, bool programmatic) {
   if (tokens == 0) return;
   const dim3 logit_grid(blocks_for(experts, kRouterExpertsPerBlock), blocks_for(tokens, int(kRouterTokensPerBlock)));
-  router_logits_kernel<<<logit_grid, kRoutingThreads, 0, stream>>>(x, tokens, hidden, router, int(experts), logits);
-  cuda::check_launch("cuda_moe: launching the router logits kernel");
-  top_k_kernel<<<blocks_for(tokens, kRoutingWarps), kRoutingThreads, 0, stream>>>(logits, tokens, int(experts), k, normalize, ids,
-                                                                                   weights);
-  cuda::check_launch("cuda_moe: launching the softmax + top-k kernel");
+  launch_kernel(router_logits_kernel, logit_grid, dim3(kRoutingThreads), stream, programmatic,
+                "cuda_moe: launching the router logits kernel", x, tokens, hidden, router, int(experts), logits);
+  launch_kernel(top_k_kernel, dim3(blocks_for(tokens, kRoutingWarps)), dim3(kRoutingThreads), stream, programmatic,
+                "cuda_moe: launching the softmax + top-k kernel", logits, tokens, int(experts), k, normalize, ids, weights);
 }
 
 void launch_shared_gate(const DeviceRows& x, std::int64_t tokens, std::int64_t hidden, const float* gate, float* weights,
@@ -286,13 +294,13 @@ void launch_shared_gate(const DeviceRows& x, std::int64_t tokens, std::int64_t h
 }
 
 void launch_permute(const std::int32_t* ids, std::int64_t tokens, int k, std::int64_t experts,
-                    const PermutationArrays& arrays, cudaStream_t stream) {
+                    const PermutationArrays& arrays, cudaStream_t stream, bool programmatic) {
   const std::int64_t entries = tokens * k;
   if (entries == 0) return;
   if (entries <= kOneBlockPermuteEntries) {
-    permute_in_one_block_kernel<<<1, kScanThreads, 0, stream>>>(ids, int(entries), k, int(experts), arrays.offsets, arrays.active,
-                                                               arrays.active_count, arrays.entry_token, arrays.entry_of);
-    cuda::check_launch("cuda_moe: launching the one-block permutation kernel");
+    launch_kernel(permute_in_one_block_kernel, dim3(1), dim3(kScanThreads), stream, programmatic,
+                  "cuda_moe: launching the one-block permutation kernel", ids, int(entries), k, int(experts), arrays.offsets,
+                  arrays.active, arrays.active_count, arrays.entry_token, arrays.entry_of);
     return;
   }
   cuda::check_cuda(cudaMemsetAsync(arrays.counts, 0, std::size_t(experts) * sizeof(std::int32_t), stream),

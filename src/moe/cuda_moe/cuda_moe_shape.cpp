@@ -49,6 +49,11 @@ int mma_entry_tiles(std::int64_t entries_per_group, const std::optional<std::str
   return entries_per_group <= kMmaTwoTileEntries ? 2 : 4;
 }
 
+bool moe_programmatic_launch(int sm, const std::optional<std::string>& knob) {
+  if (knob && *knob != "0" && *knob != "1") throw_invalid("FP4GEMM_MOE_PDL must be 0 or 1, not '" + *knob + "'");
+  return sm >= 90 && !(knob && *knob == "0");
+}
+
 GroupedGrid grouped_grid(std::int64_t rows, std::int64_t experts, std::int64_t entries, int rows_per_warp) {
   GroupedGrid grid;
   const std::int64_t rows_per_block = std::int64_t(kWarpsPerBlock) * rows_per_warp;

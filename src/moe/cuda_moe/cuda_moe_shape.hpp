@@ -46,6 +46,12 @@ inline constexpr std::int64_t kMmaOneTileEntries = 8;
 inline constexpr std::int64_t kMmaTwoTileEntries = 32;
 inline constexpr int kMmaMaxEntryTiles = 4;
 
+// Whether the decode chain's kernels (routing, the one-block permutation, the tensor-core expert
+// kernels, the combine) go out as programmatic dependent launches (cuda_moe_launch.cuh): on SM 9.0
+// and newer unless `knob` (FP4GEMM_MOE_PDL) is "0"; "1" keeps the default; anything else throws a
+// sentence naming the knob. Older GPUs have no PDL.
+bool moe_programmatic_launch(int sm, const std::optional<std::string>& knob = std::nullopt);
+
 // Routing and permutation keep one value per expert in shared memory.
 inline constexpr std::int64_t kMaxExperts = 2048;
 inline constexpr int kRoutingThreads = 256;
@@ -54,7 +60,9 @@ inline constexpr int kRoutingThreads = 256;
 inline constexpr int kRouterSplits = 4;
 inline constexpr std::int64_t kRouterTokensPerBlock = 8;
 inline constexpr std::int64_t kMaxRoutedTokens = 65535 * kRouterTokensPerBlock;
-inline constexpr int kScanThreads = 1024;
+// Threads of the permutation's scan block (one CUB block scan; each thread owns E / this experts):
+// at 1024 the scan spilled under the 64-register bound of a 1024-thread block.
+inline constexpr int kScanThreads = 256;
 // Up to this many entries (T·k) the permutation runs in one block with its counts in shared
 // memory: one launch instead of a memset and three (decode; the count and place kernels spread
 // larger T over the GPU).

@@ -107,11 +107,15 @@ class CudaMoe : public ::testing::Test {
   }
 
   std::string judge(const MoeCase& c, const MoeInputs& inputs, const DeviceCall& d, const std::string& label) {
+    return judge(c, inputs.layer.weights, inputs.call, d, label);
+  }
+
+  // `d`'s output against the reference of `call` on `weights`.
+  std::string judge(const MoeCase& c, const MoeWeights& weights, const MoeCall& call, const DeviceCall& d, const std::string& label) {
     std::vector<std::uint8_t> bytes = download(d);
     if (!guard_intact(bytes, d.out_bytes)) return c.to_string() + ", " + label + ": wrote past the output";
     const MutableDenseView host{bytes.data(), c.output, c.tokens, c.layer.hidden, d.out_view.row_stride, Memory::host, 0};
-    const std::string failures =
-        compare_with_moe_reference(reference_moe(inputs.layer.weights, inputs.call, kAccumulationError), host.as_const());
+    const std::string failures = compare_with_moe_reference(reference_moe(weights, call, kAccumulationError), host.as_const());
     return failures.empty() ? "" : c.to_string() + ", " + label + ":\n" + failures;
   }
 
@@ -301,6 +305,39 @@ TEST_F(CudaMoe, TensorCoreKernelAtEveryEntryTiling) {
   }
   unsetenv("FP4GEMM_MOE_MMA_ENTRY_TILES");
   unsetenv("FP4GEMM_MOE_EXPERT_KERNEL");
+}
+
+// Calls enqueued back to back on one stream, each with its own x and output and no synchronisation
+// between them, routed by the layer's router: on SM 9.0 the decode chain goes out as programmatic
+// dependent launches, and a call's per-call workspace may come back at the address the call before
+// is still reading, so a kernel that wrote before its wait would corrupt the previous call. Then
+// the same with FP4GEMM_MOE_PDL=0 (ordinary launches).
+TEST_F(CudaMoe, CallsChainedOnOneStreamWithAndWithoutProgrammaticLaunch) {
+  MoeCase c;
+  c.layer.hidden = 1024;
+  c.layer.intermediate = 256;
+  c.layer.experts = 64;
+  c.top_k = 8;
+  c.tokens = 3;
+  c.routing = Routing::router;
+  const std::uint64_t seed = fp4gemm::testing::fresh_seed();
+  std::mt19937_64 rng(seed);
+  std::vector<MoeInputs> inputs;
+  for (int i = 0; i < 4; ++i) inputs.push_back(make_moe_inputs(c, rng));
+  const auto prepared = backend_.prepare(inputs[0].layer.weights, gpu_);
+  for (const char* pdl : {"1", "0"}) {
+    setenv("FP4GEMM_MOE_PDL", pdl, 1);
+    std::vector<DeviceCall> calls;
+    for (const MoeInputs& input : inputs) calls.push_back(upload_call(input.call, c.layer.hidden, c.output, gpu_.index));
+    for (DeviceCall& d : calls) backend_.run(d.call, *prepared, d.out_view, {stream_->get()});
+    stream_->synchronize();
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      const std::string failures = judge(c, inputs[0].layer.weights, inputs[i].call, calls[i],
+                                         "seed " + std::to_string(seed) + ", call " + std::to_string(i) + ", FP4GEMM_MOE_PDL=" + pdl);
+      EXPECT_TRUE(failures.empty()) << failures;
+    }
+  }
+  unsetenv("FP4GEMM_MOE_PDL");
 }
 
 TEST_F(CudaMoe, SwizzledBlockScales) {
