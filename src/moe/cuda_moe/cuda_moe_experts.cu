@@ -209,13 +209,31 @@ __global__ void combine_kernel(const float* __restrict__ y, const std::int32_t* 
     const std::int64_t token = index / hidden, column = index % hidden;
     float sum = 0.0f;
     bool bad_id = false;
-    for (int slot = 0; slot < k; ++slot) {
-      const std::int32_t entry = entry_of[token * k + slot];
-      if (entry < 0) {
-        bad_id = true;
-        continue;
+    // Slots in groups whose loads are all issued before any is used: one slot at a time, each y
+    // load waited on its entry load, and at T = 1 the ten slots took ten such round trips (6 us on
+    // an H200). The sum still runs in slot order.
+    for (int first = 0; first < k; first += kCombineSlotsInFlight) {
+      std::int32_t entries[kCombineSlotsInFlight];
+      float weights[kCombineSlotsInFlight], values[kCombineSlotsInFlight];
+#pragma unroll
+      for (int j = 0; j < kCombineSlotsInFlight; ++j) {
+        const bool in_k = first + j < k;
+        entries[j] = in_k ? entry_of[token * k + first + j] : 0;
+        weights[j] = in_k ? topk_weights[token * k + first + j] : 0.0f;
       }
-      sum = fmaf(topk_weights[token * k + slot], y[std::int64_t(entry) * hidden + column], sum);
+#pragma unroll
+      for (int j = 0; j < kCombineSlotsInFlight; ++j) {
+        values[j] = first + j < k && entries[j] >= 0 ? y[std::int64_t(entries[j]) * hidden + column] : 0.0f;
+      }
+#pragma unroll
+      for (int j = 0; j < kCombineSlotsInFlight; ++j) {
+        if (first + j >= k) break;
+        if (entries[j] < 0) {
+          bad_id = true;
+          continue;
+        }
+        sum = fmaf(weights[j], values[j], sum);
+      }
     }
     if (shared_y != nullptr) sum = fmaf(shared_weight[token], shared_y[index], sum);
     if (bad_id) sum = __int_as_float(0x7FC00000);

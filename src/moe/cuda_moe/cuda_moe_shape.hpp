@@ -68,6 +68,8 @@ inline constexpr int kScanThreads = 256;
 // larger T over the GPU).
 inline constexpr std::int64_t kOneBlockPermuteEntries = 8192;
 inline constexpr int kElementwiseThreads = 256;
+// The combine's (token, slot) entries whose loads a thread issues together (k = 10: two groups).
+inline constexpr int kCombineSlotsInFlight = 8;
 
 // Floats of the staged activation tile: a unit of `unit_elements` consecutive elements (what one
 // lane decodes from one wide load) is stored with one float of padding, so the 32 lanes of a warp,
