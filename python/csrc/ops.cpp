@@ -229,8 +229,10 @@ TORCH_LIBRARY(fp4gemm, m) {
   // prepare_moe, release_moe and moe: moe_ops.cpp; load_linear, info, explain: report_ops.cpp.
 }
 
+namespace {
+
 // One implementation serves both keys: the runner picks the backend from where the tensors live.
-TORCH_LIBRARY_IMPL(fp4gemm, CPU, m) {
+void register_implementations(torch::Library& m) {
   m.impl("prepare", &prepare);
   m.impl("gemm", &gemm);
   m.impl("gemm_out", &gemm_out);
@@ -239,14 +241,10 @@ TORCH_LIBRARY_IMPL(fp4gemm, CPU, m) {
   m.impl("quantize_activation", &quantize_activation);
   m.impl("host_cost_us", &host_cost_us);
 }
-TORCH_LIBRARY_IMPL(fp4gemm, CUDA, m) {
-  m.impl("prepare", &prepare);
-  m.impl("gemm", &gemm);
-  m.impl("gemm_out", &gemm_out);
-  m.impl("gemm_nvfp4", &gemm_nvfp4);
-  m.impl("quantize_weight", &quantize_weight);
-  m.impl("quantize_activation", &quantize_activation);
-  m.impl("host_cost_us", &host_cost_us);
-}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(fp4gemm, CPU, m) { register_implementations(m); }
+TORCH_LIBRARY_IMPL(fp4gemm, CUDA, m) { register_implementations(m); }
 
 }  // namespace fp4gemm::torch_ops
