@@ -38,22 +38,40 @@ void check_same_device(const at::Tensor& activation, const at::Tensor& weight, c
   }
 }
 
-// Runs out = alpha * a * w^T on the runner for the activation's device and `backend`, on the
-// caller's current CUDA stream; `out` [M, N] is allocated by the caller through torch.
+// A gemm bound to the runner for the activation's device and `backend`, the prepared weight, the
+// output and the caller's current CUDA stream (whose device is current while it lives): what
+// run_gemm calls once and host_cost_us many times. `out` [M, N] is allocated by the caller.
+class BoundGemm {
+ public:
+  BoundGemm(const at::Tensor& weight, std::int64_t weight_id, const at::Tensor& out, c10::string_view backend,
+            const Placement& placement, const char* out_name) {
+#ifdef FP4GEMM_WITH_CUDA
+    if (placement.memory == Memory::cuda) guard_.emplace(placement.device);  // first: the rest runs on that device
+#endif
+    context_ = context_for(placement);
+    runner_ = &runner_for(placement, std::string(backend));
+    handle_ = handle_for(weight_id, weight, *runner_);
+    // Rows of `out` may be apart by more than N (a view into a wider buffer, gemm_out); one row's stride is moot.
+    const std::int64_t out_stride = out.size(0) > 1 ? out.stride(0) : out.size(1);
+    out_ = {out.data_ptr(), dtype_of(out.scalar_type(), out_name), out.size(0), out.size(1), out_stride, placement.memory,
+            placement.device, 0};
+  }
+  void run(const ActivationView& a, double alpha) const { runner_->gemm(a, handle_, float(alpha), out_, context_); }
+
+ private:
+#ifdef FP4GEMM_WITH_CUDA
+  std::optional<c10::cuda::CUDAGuard> guard_;
+#endif
+  RunContext context_;
+  Runner* runner_ = nullptr;
+  WeightHandle handle_;
+  MutableDenseView out_;
+};
+
+// Runs out = alpha * a * w^T once (BoundGemm).
 void run_gemm(const ActivationView& a, const at::Tensor& weight, std::int64_t weight_id, double alpha, const at::Tensor& out,
               c10::string_view backend, const Placement& placement) {
-#ifdef FP4GEMM_WITH_CUDA
-  std::optional<c10::cuda::CUDAGuard> guard;
-  if (placement.memory == Memory::cuda) guard.emplace(placement.device);
-#endif
-  const RunContext context = context_for(placement);
-  Runner& runner = runner_for(placement, std::string(backend));
-  const WeightHandle handle = handle_for(weight_id, weight, runner);
-  // Rows of `out` may be apart by more than N (a view into a wider buffer, gemm_out); one row's stride is moot.
-  const std::int64_t out_stride = out.size(0) > 1 ? out.stride(0) : out.size(1);
-  MutableDenseView o{out.data_ptr(), dtype_of(out.scalar_type(), "out_dtype"), out.size(0), out.size(1), out_stride,
-                     placement.memory, placement.device, 0};
-  runner.gemm(a, handle, float(alpha), o, context);
+  BoundGemm(weight, weight_id, out, backend, placement, "out_dtype").run(a, alpha);
 }
 
 std::int64_t weight_rows(const at::Tensor& weight) { return weight.dim() == 2 ? weight.size(0) : 0; }
@@ -129,19 +147,11 @@ double host_cost_us(const at::Tensor& activation, const at::Tensor& weight, std:
   }
   const ActivationRows a = activation_rows(activation, weight, "host_cost_us");
   check_same_device(activation, out, "host_cost_us");
-#ifdef FP4GEMM_WITH_CUDA
-  std::optional<c10::cuda::CUDAGuard> guard;
-  if (a.placement.memory == Memory::cuda) guard.emplace(a.placement.device);
-#endif
-  const RunContext context = context_for(a.placement);
-  Runner& runner = runner_for(a.placement, std::string(backend));
-  const WeightHandle handle = handle_for(weight_id, weight, runner);
-  const MutableDenseView o{out.data_ptr(), dtype_of(out.scalar_type(), "host_cost_us: out"), out.size(0), out.size(1),
-                           out.size(0) > 1 ? out.stride(0) : out.size(1), a.placement.memory, a.placement.device, 0};
+  const BoundGemm gemm(weight, weight_id, out, backend, a.placement, "host_cost_us: out");
   const ActivationView view = ActivationView::from_dense(a.view);
-  for (int i = 0; i < 20; ++i) runner.gemm(view, handle, float(alpha), o, context);
+  for (int i = 0; i < 20; ++i) gemm.run(view, alpha);
   const auto start = std::chrono::steady_clock::now();
-  for (std::int64_t i = 0; i < calls; ++i) runner.gemm(view, handle, float(alpha), o, context);
+  for (std::int64_t i = 0; i < calls; ++i) gemm.run(view, alpha);
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / double(calls);
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // Launchers of the `cuda_moe` kernels (cuda_moe_routing.cu, cuda_moe_experts.cu). Every launcher
-// enqueues on `stream` only, allocates nothing and checks its launch (cuda::check_launch). Those
-// taking `programmatic` launch the decode chain's kernels as programmatic dependent launches when
-// it is true (cuda_moe_launch.cuh; moe_programmatic_launch decides).
+// enqueues on `stream` only, allocates nothing and checks its launch (cuda::check_launch, or the
+// status of cudaLaunchKernelEx). Those taking `programmatic` launch the decode chain's kernels as
+// programmatic dependent launches when it is true (cuda_moe_launch.cuh; moe_programmatic_launch
+// decides).
 // Indices of tokens, slots and permuted entries are int32 (the backend refuses T·k >= 2^31);
 // element offsets are computed in 64 bits.
 #include <cuda_runtime_api.h>
