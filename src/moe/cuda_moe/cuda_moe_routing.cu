@@ -67,7 +67,7 @@ router_logits_kernel(DeviceRows x, std::int64_t tokens, std::int64_t hidden, con
   for (std::int64_t token = first; token < last; ++token) {
     double sum = 0.0;
     if (valid) {
-#pragma unroll 4
+#pragma unroll 8
       for (std::int64_t group = split * 32 + lane; group < groups; group += kRouterSplits * 32) {
         const float4 weight = __ldg(row + group);
         const std::int64_t col = 4 * group;
@@ -90,13 +90,32 @@ router_logits_kernel(DeviceRows x, std::int64_t tokens, std::int64_t hidden, con
   }
 }
 
-// One warp per token (kRoutingWarps tokens a block), no shared memory and no barriers: k arg-max
-// passes, each lane over every 32nd expert (held in registers), the lanes' bests
-// combined by a fixed shuffle butterfly. The ranking (larger logit first, equal logits the lower
-// index first) is a strict order on finite logits, so each pass takes the best expert that ranks
-// after the previous pick and none is picked twice, without a set of chosen experts. Then the FP64
-// softmax denominator, each lane's partial sum added by a fixed butterfly (deterministic).
-// At T = 1 this replaces a 256-thread block whose k passes each took two barriers.
+// One warp per token (kRoutingWarps tokens a block), no shared memory and no barriers. Each lane
+// holds the logits of experts lane, lane + 32, ... (kPerLane slots: E <= 32·kPerLane; every load is
+// issued before any is used, loops have no early exit). k arg-max passes: each takes the best
+// expert that ranks after the previous pick (larger logit, equal logits the lower index first: a
+// strict order on finite logits, so none is picked twice without a set of chosen experts), by a
+// tree over the lane's slots and a shuffle butterfly over the lanes. The lane whose index is the
+// slot keeps the pick's logit, so the softmax reads nothing back (k > 32 reads the rest from
+// `logits`). Then the FP64 softmax denominator, each lane's partial sum added by a fixed butterfly
+// (deterministic). On an H100 at T = 1, E = 512 the loops that stopped at the first index past E
+// took 24 us: their loads and compares ran one after another.
+// Folds slots [0, 2·kWidth) of a lane's candidates into slot 0 by halves (a tree of depth
+// log2(2·kWidth) instead of a chain of 2·kWidth compares); the order is strict, so the result is the
+// sequential scan's.
+template <int kWidth, int kSlots>
+__device__ __forceinline__ void fold_best(float (&logit)[kSlots], int (&expert)[kSlots]) {
+#pragma unroll
+  for (int i = 0; i < kWidth; ++i) {
+    if (ranks_before(logit[i + kWidth], expert[i + kWidth], logit[i], expert[i])) {
+      logit[i] = logit[i + kWidth];
+      expert[i] = expert[i + kWidth];
+    }
+  }
+  if constexpr (kWidth > 1) fold_best<kWidth / 2>(logit, expert);
+}
+
+template <int kPerLane>
 __global__ void __launch_bounds__(kRoutingThreads)
 top_k_kernel(const float* __restrict__ all_logits, std::int64_t tokens, int experts, int k, bool normalize,
              std::int32_t* __restrict__ ids, float* __restrict__ weights) {
@@ -107,36 +126,29 @@ top_k_kernel(const float* __restrict__ all_logits, std::int64_t tokens, int expe
   const float* logits = all_logits + token * experts;
   std::int32_t* token_ids = ids + token * k;
 
-  // The lane's logits (experts lane, lane + 32, ...) stay in registers for the k passes and the
-  // softmax: loops over them stop at the first index past E, the same for every lane.
-  constexpr int kPerLane = int(kMaxExperts / 32);
   float mine[kPerLane];
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i) mine[i] = 32 * i + lane < experts ? logits[32 * i + lane] : 0.0f;
   bool local_non_finite = false;
 #pragma unroll
-  for (int i = 0; i < kPerLane; ++i) {
-    if (32 * i >= experts) break;
-    const int e = 32 * i + lane;
-    mine[i] = e < experts ? logits[e] : 0.0f;
-    local_non_finite |= e < experts && !isfinite(mine[i]);
-  }
+  for (int i = 0; i < kPerLane; ++i) local_non_finite |= 32 * i + lane < experts && !isfinite(mine[i]);
   const bool non_finite = __any_sync(kFullMask, local_non_finite);
 
-  float last_logit = 0.0f, largest_logit = 0.0f;
+  float last_logit = 0.0f, largest_logit = 0.0f, chosen_logit = 0.0f;  // chosen: slot `lane`'s pick
   int last_expert = -1;  // the previous pick; -1: none yet
   for (int slot = 0; slot < k; ++slot) {
-    float best_logit = 0.0f;
-    int best_expert = -1;
+    float logit[kPerLane];
+    int expert[kPerLane];
 #pragma unroll
     for (int i = 0; i < kPerLane; ++i) {
-      if (32 * i >= experts) break;
       const int e = 32 * i + lane;
-      const float logit = mine[i];
-      const bool after_last = last_expert < 0 || ranks_before(last_logit, last_expert, logit, e);
-      if (e < experts && after_last && ranks_before(logit, e, best_logit, best_expert)) {
-        best_logit = logit;
-        best_expert = e;
-      }
+      const bool after_last = last_expert < 0 || ranks_before(last_logit, last_expert, mine[i], e);
+      logit[i] = mine[i];
+      expert[i] = e < experts && after_last ? e : -1;
     }
+    fold_best<kPerLane / 2>(logit, expert);
+    float best_logit = logit[0];
+    int best_expert = expert[0];
     for (int offset = 16; offset > 0; offset /= 2) {
       const float other_logit = __shfl_xor_sync(kFullMask, best_logit, offset);
       const int other_expert = __shfl_xor_sync(kFullMask, best_expert, offset);
@@ -148,25 +160,26 @@ top_k_kernel(const float* __restrict__ all_logits, std::int64_t tokens, int expe
     // NaN logits rank nowhere; any valid index keeps the later kernels in bounds (weights are NaN).
     if (best_expert < 0) best_expert = slot % experts;
     if (lane == 0) token_ids[slot] = best_expert;
-    if (slot == 0) largest_logit = logits[best_expert];  // the first pick's logit (itself where every logit is NaN)
+    if (slot == 0) largest_logit = best_logit;
+    if (slot == lane) chosen_logit = best_logit;
     last_logit = best_logit;
     last_expert = best_expert;
   }
-  __syncwarp();  // lane 0's picks, read below by every lane
+  __syncwarp();  // lane 0's picks, read below past slot 31
 
   const double largest = double(largest_logit);
   double partial = 0.0;
 #pragma unroll
   for (int i = 0; i < kPerLane; ++i) {
-    if (32 * i >= experts) break;
     if (32 * i + lane < experts) partial += exp(double(mine[i]) - largest);
   }
   const double total = warp_sum(partial);
+  const auto slot_logit = [&](int slot) { return slot < 32 ? chosen_logit : logits[token_ids[slot]]; };
   double chosen_partial = 0.0;
-  for (int slot = lane; slot < k; slot += 32) chosen_partial += exp(double(logits[token_ids[slot]]) - largest) / total;
+  for (int slot = lane; slot < k; slot += 32) chosen_partial += exp(double(slot_logit(slot)) - largest) / total;
   const double chosen_total = warp_sum(chosen_partial);
   for (int slot = lane; slot < k; slot += 32) {
-    const double probability = exp(double(logits[token_ids[slot]]) - largest) / total;
+    const double probability = exp(double(slot_logit(slot)) - largest) / total;
     weights[token * k + slot] = non_finite ? __int_as_float(0x7FC00000) : float(normalize ? probability / chosen_total : probability);
   }
 }
@@ -281,7 +294,10 @@ void launch_route(const DeviceRows& x, std::int64_t tokens, std::int64_t hidden,
   const dim3 logit_grid(blocks_for(experts, kRouterExpertsPerBlock), blocks_for(tokens, int(kRouterTokensPerBlock)));
   launch_kernel(router_logits_kernel, logit_grid, dim3(kRoutingThreads), stream, programmatic,
                 "cuda_moe: launching the router logits kernel", x, tokens, hidden, router, int(experts), logits);
-  launch_kernel(top_k_kernel, dim3(blocks_for(tokens, kRoutingWarps)), dim3(kRoutingThreads), stream, programmatic,
+  // The top-k's logit slots a lane holds: the fewest that cover E (kMaxExperts = 32 x 64).
+  const auto top_k = experts <= 256 ? top_k_kernel<8> : experts <= 512 ? top_k_kernel<16> : experts <= 1024 ? top_k_kernel<32> : top_k_kernel<64>;
+  static_assert(kMaxExperts <= 32 * 64, "the widest top-k covers every expert");
+  launch_kernel(top_k, dim3(blocks_for(tokens, kRoutingWarps)), dim3(kRoutingThreads), stream, programmatic,
                 "cuda_moe: launching the softmax + top-k kernel", logits, tokens, int(experts), k, normalize, ids, weights);
 }
 
