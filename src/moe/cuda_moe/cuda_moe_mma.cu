@@ -24,6 +24,9 @@
 // BF16 and this down reads it so: half the bytes of FP32 h, and the MMA's operand type.
 #include <cuda_bf16.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "backends/cuda_common/cuda_check.hpp"
 #include "backends/cuda_common/bf16_mma_decode.cuh"
 #include "backends/cuda_common/streaming_loads.cuh"
@@ -123,11 +126,15 @@ __device__ __forceinline__ void compute_chunk(const ChunkWeights& w, const Chunk
 
 // kGateUp: h (BF16) = SiLU(gate)·up; else y (FP32) = h·downᵀ. Block (x, y): rows tile x of the
 // y-th active group, its warps splitting K.
-template <bool kGateUp, int kEntryTiles>
+// kPipelined: two register stages of half a batch each (FP4GEMM_MOE_MMA_PIPELINE=1; 1 and 2 entry
+// tiles), else one batch of kMmaBatchChunks / kEntryTiles chunks.
+template <bool kGateUp, int kEntryTiles, bool kPipelined>
 __global__ void __launch_bounds__(kThreads, kMmaBlocksPerSm)
 mma_expert_kernel(StackedExperts weights, DeviceRows input, Grouping grouping, void* __restrict__ out) {
   static_assert(kEntryTiles <= kMmaMaxEntryTiles && kMmaBatchChunks % kEntryTiles == 0, "whole chunks per batch");
   constexpr int kBatch = kMmaBatchChunks / kEntryTiles;
+  static_assert(!kPipelined || kBatch >= 2, "two stages need a batch of two chunks or more");
+  constexpr int kStage = kPipelined ? kBatch / 2 : kBatch;
   constexpr int kValues = kTilesPerWarp * kEntryTiles * 4;
   __shared__ std::uint32_t scale_table[256];
   __shared__ float partial[kMmaWarpsK - 1][kValues][32];  // [warp][value][lane]: no bank conflicts
@@ -173,11 +180,10 @@ mma_expert_kernel(StackedExperts weights, DeviceRows input, Grouping grouping, v
       }
     }
     float acc[kTilesPerWarp][kEntryTiles][4] = {};
-    for (int chunk0 = chunk_begin; chunk0 < chunk_end; chunk0 += kBatch) {
-      ChunkWeights w[kBatch];
-      ChunkActivations a[kBatch][kEntryTiles];
+    // The loads of `kStage` chunks from `chunk0` (zeros past the warp's K range: no memory access).
+    const auto load_stage = [&](ChunkWeights (&w)[kStage], ChunkActivations (&a)[kStage][kEntryTiles], int chunk0) {
 #pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
+      for (int b = 0; b < kStage; ++b) {
         const int chunk = chunk0 + b;
         const bool in_k = chunk < chunk_end && std::int64_t(chunk) * kChunk + t * kLaneColumns < cols;
         load_chunk(rows, chunk, in_k, w[b]);
@@ -192,8 +198,29 @@ mma_expert_kernel(StackedExperts weights, DeviceRows input, Grouping grouping, v
           }
         }
       }
+    };
+    const auto compute_stage = [&](const ChunkWeights (&w)[kStage], const ChunkActivations (&a)[kStage][kEntryTiles]) {
 #pragma unroll
-      for (int b = 0; b < kBatch; ++b) compute_chunk<kEntryTiles>(w[b], a[b], scale_table, acc);
+      for (int b = 0; b < kStage; ++b) compute_chunk<kEntryTiles>(w[b], a[b], scale_table, acc);
+    };
+    ChunkWeights w0[kStage], w1[kStage];
+    ChunkActivations a0[kStage][kEntryTiles], a1[kStage][kEntryTiles];
+    if constexpr (kPipelined) {
+      // Two register stages: the next stage's loads are in flight while this one is decoded.
+      load_stage(w0, a0, chunk_begin);
+      for (int chunk0 = chunk_begin; chunk0 < chunk_end; chunk0 += 2 * kStage) {
+        load_stage(w1, a1, chunk0 + kStage);
+        compute_stage(w0, a0);
+        if (chunk0 + kStage >= chunk_end) break;
+        load_stage(w0, a0, chunk0 + 2 * kStage);
+        compute_stage(w1, a1);
+      }
+    } else {
+      // One batch: its loads are all in flight, then it is decoded with nothing in flight.
+      for (int chunk0 = chunk_begin; chunk0 < chunk_end; chunk0 += kStage) {
+        load_stage(w0, a0, chunk0);
+        compute_stage(w0, a0);
+      }
     }
 
     // K splits: warps 1.. leave their sums in shared memory, warp 0 adds them in order and stores.
@@ -239,7 +266,17 @@ void launch_tiles(const StackedExperts& weights, const DeviceRows& input, const 
                   cudaStream_t stream, bool programmatic, const char* what) {
   const std::int64_t out_rows = kGateUp ? weights.rows / 2 : weights.rows;
   const dim3 grid(unsigned(mma_row_blocks(out_rows, kGateUp)), unsigned(grouping.expert_slots));
-  launch_kernel(mma_expert_kernel<kGateUp, kEntryTiles>, grid, dim3(kThreads), stream, programmatic, what, weights, input, grouping, out);
+  const char* knob = std::getenv("FP4GEMM_MOE_MMA_PIPELINE");
+  const bool pipelined = kEntryTiles <= 2 && knob != nullptr && std::string(knob) == "1";
+  if constexpr (kEntryTiles <= 2) {
+    if (pipelined) {
+      launch_kernel(mma_expert_kernel<kGateUp, kEntryTiles, true>, grid, dim3(kThreads), stream, programmatic, what, weights, input,
+                    grouping, out);
+      return;
+    }
+  }
+  launch_kernel(mma_expert_kernel<kGateUp, kEntryTiles, false>, grid, dim3(kThreads), stream, programmatic, what, weights, input,
+                grouping, out);
 }
 
 template <bool kGateUp>

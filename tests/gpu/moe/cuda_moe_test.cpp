@@ -133,6 +133,10 @@ class CudaMoe : public ::testing::Test {
       setenv("FP4GEMM_MOE_EXPERT_KERNEL", kernel, 1);
       body(kernel);
     }
+    // The tensor-core kernel with two register stages (1 and 2 entry tiles).
+    setenv("FP4GEMM_MOE_MMA_PIPELINE", "1", 1);
+    body("mma (FP4GEMM_MOE_MMA_PIPELINE=1)");
+    unsetenv("FP4GEMM_MOE_MMA_PIPELINE");
     unsetenv("FP4GEMM_MOE_EXPERT_KERNEL");
   }
 
