@@ -155,6 +155,23 @@ TEST(CudaMoeShape, TensorCoreBlocksCoverEveryRowAndTakeMoreEntryTilesForBusierEx
   }
 }
 
+// Two register stages by default at one entry tile only (two tiles measured slower so); the knob
+// turns them off, or on for two tiles, never for four (a batch of one chunk).
+TEST(CudaMoeShape, TensorCorePassesRunInTwoStagesAtOneEntryTileUnlessTheKnobSaysOtherwise) {
+  EXPECT_TRUE(mma_pipelined(1));
+  EXPECT_FALSE(mma_pipelined(2));
+  EXPECT_FALSE(mma_pipelined(4));
+  EXPECT_FALSE(mma_pipelined(1, std::string("0")));
+  EXPECT_TRUE(mma_pipelined(2, std::string("1")));
+  EXPECT_FALSE(mma_pipelined(4, std::string("1")));
+  try {
+    mma_pipelined(1, std::string("yes"));
+    FAIL() << "a bad knob value was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("FP4GEMM_MOE_MMA_PIPELINE must be 0 or 1, not 'yes'"), std::string::npos) << error.what();
+  }
+}
+
 TEST(CudaMoeShape, StagingTileFitsStaticSharedMemoryAndUnitsDivideTheTile) {
   EXPECT_LE(kStagedFloats * sizeof(float), std::size_t(48) << 10);  // static shared memory limit
   EXPECT_GE(kStagedFloats, kTokensPerChunk * staged_floats_per_token(32));

@@ -41,7 +41,8 @@ std::optional<std::string> knob(const char* name) {
 }
 
 // The measurement knobs (cuda_moe_shape.hpp): FP4GEMM_MOE_EXPERT_KERNEL picks the expert kernel,
-// FP4GEMM_MOE_MMA_ENTRY_TILES the tensor-core kernel's entry tiles a pass.
+// FP4GEMM_MOE_MMA_ENTRY_TILES the tensor-core kernel's entry tiles a pass, FP4GEMM_MOE_MMA_PIPELINE
+// whether a pass runs as two register stages.
 cuda_moe::ExpertKernel expert_kernel_from_environment() { return cuda_moe::choose_expert_kernel(knob("FP4GEMM_MOE_EXPERT_KERNEL")); }
 int entry_tiles_for(std::int64_t entries_per_group) {
   return cuda_moe::mma_entry_tiles(entries_per_group, knob("FP4GEMM_MOE_MMA_ENTRY_TILES"));
@@ -61,8 +62,9 @@ void run_experts(const cuda_moe::StackedExperts& gate_up, const cuda_moe::Stacke
   if (kernel == cuda_moe::ExpertKernel::mma && cuda_moe::mma_takes(gate_up, x)) {
     auto* h_bf16 = reinterpret_cast<__nv_bfloat16*>(h);  // half of h's FP32 space
     const int entry_tiles = entry_tiles_for(entries_per_group);
-    cuda_moe::launch_mma_gate_up(gate_up, x, grouping, entry_tiles, h_bf16, stream, programmatic);
-    cuda_moe::launch_mma_down(down, h_bf16, grouping, entry_tiles, y, stream, programmatic);
+    const cuda_moe::MmaPass pass{entry_tiles, cuda_moe::mma_pipelined(entry_tiles, knob("FP4GEMM_MOE_MMA_PIPELINE"))};
+    cuda_moe::launch_mma_gate_up(gate_up, x, grouping, pass, h_bf16, stream, programmatic);
+    cuda_moe::launch_mma_down(down, h_bf16, grouping, pass, y, stream, programmatic);
     return;
   }
   const auto fallback = kernel == cuda_moe::ExpertKernel::mma ? cuda_moe::ExpertKernel::staged : kernel;

@@ -24,9 +24,6 @@
 // BF16 and this down reads it so: half the bytes of FP32 h, and the MMA's operand type.
 #include <cuda_bf16.h>
 
-#include <cstdlib>
-#include <string>
-
 #include "backends/cuda_common/cuda_check.hpp"
 #include "backends/cuda_common/bf16_mma_decode.cuh"
 #include "backends/cuda_common/streaming_loads.cuh"
@@ -126,8 +123,8 @@ __device__ __forceinline__ void compute_chunk(const ChunkWeights& w, const Chunk
 
 // kGateUp: h (BF16) = SiLU(gate)·up; else y (FP32) = h·downᵀ. Block (x, y): rows tile x of the
 // y-th active group, its warps splitting K.
-// kPipelined: two register stages of half a batch each (FP4GEMM_MOE_MMA_PIPELINE=1; 1 and 2 entry
-// tiles), else one batch of kMmaBatchChunks / kEntryTiles chunks.
+// kPipelined: two register stages of half a batch each (mma_pipelined: 1 and 2 entry tiles), else
+// one batch of kMmaBatchChunks / kEntryTiles chunks.
 template <bool kGateUp, int kEntryTiles, bool kPipelined>
 __global__ void __launch_bounds__(kThreads, kMmaBlocksPerSm)
 mma_expert_kernel(StackedExperts weights, DeviceRows input, Grouping grouping, void* __restrict__ out) {
@@ -262,12 +259,10 @@ mma_expert_kernel(StackedExperts weights, DeviceRows input, Grouping grouping, v
 }
 
 template <bool kGateUp, int kEntryTiles>
-void launch_tiles(const StackedExperts& weights, const DeviceRows& input, const Grouping& grouping, void* out,
+void launch_tiles(const StackedExperts& weights, const DeviceRows& input, const Grouping& grouping, bool pipelined, void* out,
                   cudaStream_t stream, bool programmatic, const char* what) {
   const std::int64_t out_rows = kGateUp ? weights.rows / 2 : weights.rows;
   const dim3 grid(unsigned(mma_row_blocks(out_rows, kGateUp)), unsigned(grouping.expert_slots));
-  const char* knob = std::getenv("FP4GEMM_MOE_MMA_PIPELINE");
-  const bool pipelined = kEntryTiles <= 2 && knob != nullptr && std::string(knob) == "1";
   if constexpr (kEntryTiles <= 2) {
     if (pipelined) {
       launch_kernel(mma_expert_kernel<kGateUp, kEntryTiles, true>, grid, dim3(kThreads), stream, programmatic, what, weights, input,
@@ -280,14 +275,14 @@ void launch_tiles(const StackedExperts& weights, const DeviceRows& input, const 
 }
 
 template <bool kGateUp>
-void launch(const StackedExperts& weights, const DeviceRows& input, const Grouping& grouping, int entry_tiles, void* out,
+void launch(const StackedExperts& weights, const DeviceRows& input, const Grouping& grouping, const MmaPass& pass, void* out,
             cudaStream_t stream, bool programmatic, const char* what) {
   const std::int64_t out_rows = kGateUp ? weights.rows / 2 : weights.rows;
   if (out_rows == 0 || grouping.expert_slots == 0) return;
-  switch (entry_tiles) {
-    case 4: launch_tiles<kGateUp, 4>(weights, input, grouping, out, stream, programmatic, what); break;
-    case 2: launch_tiles<kGateUp, 2>(weights, input, grouping, out, stream, programmatic, what); break;
-    default: launch_tiles<kGateUp, 1>(weights, input, grouping, out, stream, programmatic, what); break;
+  switch (pass.entry_tiles) {
+    case 4: launch_tiles<kGateUp, 4>(weights, input, grouping, false, out, stream, programmatic, what); break;
+    case 2: launch_tiles<kGateUp, 2>(weights, input, grouping, pass.pipelined, out, stream, programmatic, what); break;
+    default: launch_tiles<kGateUp, 1>(weights, input, grouping, pass.pipelined, out, stream, programmatic, what); break;
   }
 }
 
@@ -297,17 +292,17 @@ bool mma_takes(const StackedExperts& weights, const DeviceRows& x) {
   return weights.dense == nullptr && x.bf16 && reinterpret_cast<std::uintptr_t>(x.data) % 16 == 0 && x.stride % 8 == 0;
 }
 
-void launch_mma_gate_up(const StackedExperts& weights, const DeviceRows& x, const Grouping& grouping, int entry_tiles,
+void launch_mma_gate_up(const StackedExperts& weights, const DeviceRows& x, const Grouping& grouping, const MmaPass& pass,
                         __nv_bfloat16* h, cudaStream_t stream, bool programmatic) {
-  launch<true>(weights, x, grouping, entry_tiles, h, stream, programmatic, "cuda_moe: launching the tensor-core gate_up kernel");
+  launch<true>(weights, x, grouping, pass, h, stream, programmatic, "cuda_moe: launching the tensor-core gate_up kernel");
 }
 
-void launch_mma_down(const StackedExperts& weights, const __nv_bfloat16* h, const Grouping& grouping, int entry_tiles,
+void launch_mma_down(const StackedExperts& weights, const __nv_bfloat16* h, const Grouping& grouping, const MmaPass& pass,
                      float* y, cudaStream_t stream, bool programmatic) {
   const DeviceRows input{h, true, weights.cols};
   Grouping by_entry = grouping;  // h is indexed by entry
   by_entry.entry_token = nullptr;
-  launch<false>(weights, input, by_entry, entry_tiles, y, stream, programmatic, "cuda_moe: launching the tensor-core down kernel");
+  launch<false>(weights, input, by_entry, pass, y, stream, programmatic, "cuda_moe: launching the tensor-core down kernel");
 }
 
 }  // namespace fp4gemm::moe::cuda_moe

@@ -12,13 +12,20 @@ namespace fp4gemm::moe::cuda_moe {
 // rows start 16-byte aligned (its activation loads are 16 bytes wide).
 bool mma_takes(const StackedExperts& weights, const DeviceRows& x);
 
+// How a pass runs: `entry_tiles` (1, 2 or 4; mma_entry_tiles) entries of 8 it holds, and whether
+// its loads and decode go in two register stages (mma_pipelined).
+struct MmaPass {
+  int entry_tiles = 1;
+  bool pipelined = false;
+};
+
 // h [entries, I] BF16 = SiLU(gs·(a·gateᵀ))·(us·(a·upᵀ)), a the entry's row of x (as launch_gate_up
-// with round_to_bf16). `entry_tiles` (1, 2 or 4; mma_entry_tiles): entries of 8 a pass holds.
-void launch_mma_gate_up(const StackedExperts& weights, const DeviceRows& x, const Grouping& grouping, int entry_tiles,
+// with round_to_bf16).
+void launch_mma_gate_up(const StackedExperts& weights, const DeviceRows& x, const Grouping& grouping, const MmaPass& pass,
                         __nv_bfloat16* h, cudaStream_t stream, bool programmatic);
 
 // y [entries, H] FP32 = ds·(h·downᵀ), h as launch_mma_gate_up wrote it.
-void launch_mma_down(const StackedExperts& weights, const __nv_bfloat16* h, const Grouping& grouping, int entry_tiles,
+void launch_mma_down(const StackedExperts& weights, const __nv_bfloat16* h, const Grouping& grouping, const MmaPass& pass,
                      float* y, cudaStream_t stream, bool programmatic);
 
 }  // namespace fp4gemm::moe::cuda_moe

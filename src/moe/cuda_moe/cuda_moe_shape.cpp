@@ -49,6 +49,12 @@ int mma_entry_tiles(std::int64_t entries_per_group, const std::optional<std::str
   return entries_per_group <= kMmaTwoTileEntries ? 2 : 4;
 }
 
+bool mma_pipelined(int entry_tiles, const std::optional<std::string>& knob) {
+  if (knob && *knob != "0" && *knob != "1") throw_invalid("FP4GEMM_MOE_MMA_PIPELINE must be 0 or 1, not '" + *knob + "'");
+  if (knob) return *knob == "1" && entry_tiles <= 2;
+  return entry_tiles == 1;
+}
+
 bool moe_programmatic_launch(int sm, const std::optional<std::string>& knob) {
   if (knob && *knob != "0" && *knob != "1") throw_invalid("FP4GEMM_MOE_PDL must be 0 or 1, not '" + *knob + "'");
   return sm >= 90 && !(knob && *knob == "0");

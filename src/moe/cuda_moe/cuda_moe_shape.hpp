@@ -108,6 +108,14 @@ constexpr int mma_rows_per_block(bool gate_up) { return gate_up ? 16 : 32; }
 std::int64_t mma_row_blocks(std::int64_t out_rows, bool gate_up);
 // `knob`: FP4GEMM_MOE_MMA_ENTRY_TILES (1, 2 or 4; anything else throws a sentence naming it).
 int mma_entry_tiles(std::int64_t entries_per_group, const std::optional<std::string>& knob = std::nullopt);
+// Whether a pass of `entry_tiles` runs as two register stages (the next half batch's loads in
+// flight while this half is decoded) rather than one batch loaded then decoded. Default: at one
+// entry tile. Measured on an H100, Qwen3.5-397B-A17B layer, given routing, µs one batch -> two
+// stages: T = 1 60.4 -> 58.0, T = 8 287.2 -> 274.2, T = 64 1306 -> 1256 (one tile); T = 512
+// 2136 -> 2361 (two tiles: the stages halve a batch of 2 chunks to 1). `knob`:
+// FP4GEMM_MOE_MMA_PIPELINE ("0" off, "1" on for 1 and 2 entry tiles; anything else throws a
+// sentence naming it). Four entry tiles hold a batch of one chunk: never staged.
+bool mma_pipelined(int entry_tiles, const std::optional<std::string>& knob = std::nullopt);
 
 // The shared expert's launch: one group of all T entries, split over grid.y into `slots` slices
 // of `slice` entries (a multiple of kTokensPerChunk), so T tokens run on T/8 blocks per row tile

@@ -133,9 +133,12 @@ class CudaMoe : public ::testing::Test {
       setenv("FP4GEMM_MOE_EXPERT_KERNEL", kernel, 1);
       body(kernel);
     }
-    // The tensor-core kernel with two register stages (1 and 2 entry tiles).
-    setenv("FP4GEMM_MOE_MMA_PIPELINE", "1", 1);
-    body("mma (FP4GEMM_MOE_MMA_PIPELINE=1)");
+    // The tensor-core kernel with its passes in one batch everywhere, then in two register stages
+    // at 1 and 2 entry tiles (the default stages one tile only).
+    for (const char* pipeline : {"0", "1"}) {
+      setenv("FP4GEMM_MOE_MMA_PIPELINE", pipeline, 1);
+      body((std::string("mma (FP4GEMM_MOE_MMA_PIPELINE=") + pipeline + ")").c_str());
+    }
     unsetenv("FP4GEMM_MOE_MMA_PIPELINE");
     unsetenv("FP4GEMM_MOE_EXPERT_KERNEL");
   }
