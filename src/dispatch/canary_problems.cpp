@@ -27,10 +27,12 @@ bool within_cost_cap(const GemmProblem& problem) {
 }
 
 // The doctor's probes after kCanaryShapes: problems that take the kernels those do not reach,
-// cuda_nvfp4's wgmma (M >= 33 on N >= 8192, SM 9.0: sm80_nvfp4_mma_tuning.hpp's kWgmmaMinM, kWgmmaMinN)
-// and its prefill kernel (M > 64). CanaryProblems.CudaNvfp4NamesEachKernelAndTheCanaryReachesIt
-// fails when a change of those rules leaves a kernel unreached.
-constexpr std::int64_t kDoctorKernelShapes[][3] = {{48, 8192, 256}, {256, 64, 256}};
+// cuda_nvfp4's wgmma (M >= 33 on N >= 8192, SM 9.0: sm80_nvfp4_mma_tuning.hpp's kWgmmaMinM, kWgmmaMinN),
+// its prefill kernel (M > 64) and its wide prefill kernel (M >= 256 on tiles covering 70 % of the
+// SMs: 93 tiles of 128 rows, enough for 132 SMs, with K = 128 to stay under the cost cap).
+// CanaryProblems.CudaNvfp4NamesEachKernelAndTheCanaryReachesIt fails when a change of those rules
+// leaves a kernel unreached.
+constexpr std::int64_t kDoctorKernelShapes[][3] = {{48, 8192, 256}, {256, 64, 256}, {256, 11904, 128}};
 
 GemmProblem with_types(const std::int64_t (&shape)[3], ActivationType activation, DType output) {
   return {shape[0], shape[1], shape[2], activation, output};

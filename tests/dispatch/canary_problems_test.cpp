@@ -38,12 +38,14 @@ TEST(CanaryProblems, TheLadderKeepsItsOrderCapsMAndLeavesOutProblemsAboveTheCost
   // last resort 16x8192x8192 (2^30) is kept as before per-kernel canaries.
   EXPECT_EQ(canary_candidates(shape(48, 8192, 8192)),
             (std::vector<GemmProblem>{shape(16, 64, 256), shape(1, 64, 256), shape(48, 64, 256), shape(48, 8192, 256),
-                                      shape(48, 64, 8192), shape(16, 8192, 8192), shape(256, 64, 256)}));
+                                      shape(48, 64, 8192), shape(16, 8192, 8192), shape(256, 64, 256), shape(256, 11904, 128)}));
   // M is capped at 256 and no problem appears twice; the doctor's kernel probes come last.
   EXPECT_EQ(canary_candidates(shape(4096, 64, 256)),
-            (std::vector<GemmProblem>{shape(16, 64, 256), shape(1, 64, 256), shape(256, 64, 256), shape(48, 8192, 256)}));
+            (std::vector<GemmProblem>{shape(16, 64, 256), shape(1, 64, 256), shape(256, 64, 256), shape(48, 8192, 256),
+                                      shape(256, 11904, 128)}));
   EXPECT_EQ(canary_candidates(shape(1, 64, 256)),
-            (std::vector<GemmProblem>{shape(16, 64, 256), shape(1, 64, 256), shape(48, 8192, 256), shape(256, 64, 256)}));
+            (std::vector<GemmProblem>{shape(16, 64, 256), shape(1, 64, 256), shape(48, 8192, 256), shape(256, 64, 256),
+                                      shape(256, 11904, 128)}));
 }
 
 TEST(CanaryProblems, AKernelNoProblemWithinTheCostCapTakesIsCanariedThroughAnotherAndTheReportSaysSo) {
@@ -106,7 +108,8 @@ TEST(CanaryProblems, CudaNvfp4NamesEachKernelAndTheCanaryReachesIt) {
     GemmProblem canary;
   } cases[] = {{bf16(48, 8192, 8192), "wgmma", bf16(48, 8192, 256)},
                {bf16(20, 28672, 8192), "wgmma", bf16(48, 8192, 256)},
-               {bf16(512, 28672, 8192), "prefill", bf16(256, 64, 256)},
+               {bf16(512, 28672, 8192), "wide prefill", bf16(256, 11904, 128)},
+               {bf16(512, 4096, 4096), "prefill", bf16(256, 64, 256)},
                {bf16(1, 28672, 8192), "mma.sync", bf16(16, 64, 256)}};
   for (const auto& c : cases) {
     const dispatch::CanaryChoice choice = choose_canary_problem(backend, h200, c.served);
@@ -116,14 +119,14 @@ TEST(CanaryProblems, CudaNvfp4NamesEachKernelAndTheCanaryReachesIt) {
     EXPECT_EQ(*choice.problem, c.canary) << c.served.to_string();
   }
 
-  // The doctor probes one problem per kernel: three on the H200, one on the A100.
+  // The doctor probes one problem per kernel: four on the H200, one on the A100.
   const auto targets = [&](const DeviceInfo& device) {
     std::vector<std::string> kernels;
     for (const GemmProblem& target : dispatch::doctor_canary_targets(backend, device, {ActivationType::bf16}, DType::f32))
       kernels.push_back(backend.kernel_name(target, device));
     return kernels;
   };
-  EXPECT_EQ(targets(h200), (std::vector<std::string>{"mma.sync", "wgmma", "prefill"}));
+  EXPECT_EQ(targets(h200), (std::vector<std::string>{"mma.sync", "wgmma", "prefill", "wide prefill"}));
   EXPECT_EQ(targets(a100), std::vector<std::string>{"mma.sync"});
 
   // A malformed knob gives no name (kernel_plan and run report it), never an exception here.

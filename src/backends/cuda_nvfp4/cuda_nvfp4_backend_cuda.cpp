@@ -18,6 +18,7 @@
 #include "backends/cuda_nvfp4/mma_small_m/sm80_nvfp4_mma_gemm.cuh"
 #include "backends/cuda_nvfp4/wgmma_prefill/sm90_nvfp4_prefill_gemm.cuh"
 #include "backends/cuda_nvfp4/wgmma_small_m/sm90_nvfp4_wgmma_gemm.cuh"
+#include "backends/cuda_nvfp4/wgmma_wide/sm90_nvfp4_wide_gemm.cuh"
 #include "fp4gemm/format/nvfp4_matrix.hpp"
 
 namespace fp4gemm {
@@ -155,6 +156,29 @@ void run_prefill(const cuda_nvfp4::Plan& plan, const DecodeWeight& prepared, con
   args.tile_counters = splits > 1 ? tile_counters : nullptr;
   args.partials = splits > 1 ? packed.as<std::uint8_t>() + packed_bytes + counter_bytes : nullptr;
   cuda::check_cuda(cuda_nvfp4::launch_prefill_gemm(args, programmatic, stream), "cuda_nvfp4: launching the prefill kernel");
+}
+
+// The wide prefill kernel's per-call allocation: the activations packed in blocks of
+// wide_tokens(M) rows (sm90_nvfp4_wgmma_pack.hpp), M x K x 2 bytes rounded up to whole blocks.
+std::int64_t wide_workspace_bytes(const GemmProblem& problem, std::int64_t chunks) {
+  const int tokens = cuda_nvfp4::wide_tokens(problem.m);
+  return round_up_256((problem.m + tokens - 1) / tokens * chunks * cuda_nvfp4::packed_chunk_bytes(tokens));
+}
+
+void run_wide(const cuda_nvfp4::Plan& plan, const DecodeWeight& prepared, const std::uint16_t* activations,
+              std::int64_t activation_stride, float alpha, const MutableDenseView& out, cudaStream_t stream) {
+  const GemmProblem& problem = plan.problem;
+  const bool programmatic = plan.pdl != cuda_nvfp4::ProgrammaticLaunch::off;
+  const cuda::StreamBuffer packed(static_cast<std::size_t>(wide_workspace_bytes(problem, prepared.chunks)), stream,
+                                  "cuda_nvfp4: packed activations of the wide prefill kernel");
+  cuda::check_cuda(cuda_nvfp4::launch_pack_activations(activations, activation_stride, int(problem.m), int(problem.k),
+                                                       cuda_nvfp4::wide_tokens(problem.m), int(prepared.chunks), packed.data(),
+                                                       nullptr, 0, programmatic, stream),
+                   "cuda_nvfp4: packing the activations");
+  cuda_nvfp4::WideGemmArgs args;
+  static_cast<cuda_nvfp4::KernelProblem&>(args) = kernel_problem(problem, prepared, alpha, out);
+  args.packed_activations = packed.data();
+  cuda::check_cuda(cuda_nvfp4::launch_wide_gemm(args, programmatic, stream), "cuda_nvfp4: launching the wide prefill kernel");
 }
 
 // The activations packed into the image the two wgmma kernels' shared-memory operand B reads
@@ -322,6 +346,7 @@ std::int64_t CudaNvfp4Backend::workspace_bytes(const GemmProblem& problem, const
                wgmma_workspace(chunks, plan.wgmma.tokens, plan.stream.ctas, std::int64_t(cuda_nvfp4::stream_k_slot_bytes(plan.wgmma)))
                    .total();
       case cuda_nvfp4::DecodeKernel::prefill: return staged + prefill_workspace(problem, chunks, plan.prefill_splits).total();
+      case cuda_nvfp4::DecodeKernel::wide: return staged + wide_workspace_bytes(problem, chunks);
     }
   } catch (const Error&) {
     // a malformed knob: kernel_plan() says so, run() throws it
@@ -417,6 +442,7 @@ void CudaNvfp4Backend::run(const ActivationView& a, const PreparedWeight& weight
     case cuda_nvfp4::DecodeKernel::mma: run_mma(plan, prepared, activations, activation_stride, alpha, out, stream); break;
     case cuda_nvfp4::DecodeKernel::wgmma: run_wgmma(plan, prepared, bf16_activations, activation_stride, alpha, out, stream); break;
     case cuda_nvfp4::DecodeKernel::prefill: run_prefill(plan, prepared, activations, activation_stride, alpha, out, stream); break;
+    case cuda_nvfp4::DecodeKernel::wide: run_wide(plan, prepared, bf16_activations, activation_stride, alpha, out, stream); break;
   }
 }
 

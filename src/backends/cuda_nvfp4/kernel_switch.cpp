@@ -28,6 +28,7 @@ const char* decode_kernel_name(DecodeKernel kernel) {
     case DecodeKernel::mma: return "mma.sync";
     case DecodeKernel::wgmma: return "wgmma";
     case DecodeKernel::prefill: return "prefill";
+    case DecodeKernel::wide: return "wide prefill";
   }
   return "?";
 }
@@ -51,14 +52,16 @@ bool wgmma_rule_holds(std::int64_t m, std::int64_t n, std::int64_t k, int multip
 DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sm, int multiprocessors,
                                   const ResidentCtasPerSm& resident_ctas_per_sm, const Overrides& overrides) {
   if (sm != 90) return DecodeKernel::mma;  // wgmma is SM 9.0 only (sm_90a)
-  if (m > kMaxActivationRows) return DecodeKernel::prefill;
   if (overrides.decode_kernel) {
     const std::string& kernel = *overrides.decode_kernel;
-    if (kernel == "wgmma") return DecodeKernel::wgmma;
-    if (kernel == "mma") return DecodeKernel::mma;
     if (kernel == "prefill") return DecodeKernel::prefill;
-    throw_invalid("FP4GEMM_DECODE_KERNEL must be 'mma', 'wgmma' or 'prefill', not '" + kernel + "'");
+    if (kernel == "wide") return DecodeKernel::wide;
+    if (kernel != "wgmma" && kernel != "mma") {
+      throw_invalid("FP4GEMM_DECODE_KERNEL must be 'mma', 'wgmma', 'prefill' or 'wide', not '" + kernel + "'");
+    }
   }
+  if (m > kMaxActivationRows) return wide_rule_holds(m, n, multiprocessors) ? DecodeKernel::wide : DecodeKernel::prefill;
+  if (overrides.decode_kernel) return *overrides.decode_kernel == "wgmma" ? DecodeKernel::wgmma : DecodeKernel::mma;
   if (!wgmma_rule_holds(m, n, k, multiprocessors)) return DecodeKernel::mma;
   return tile_pairs_ahead_of_wgmma(m, n, k, multiprocessors, resident_ctas_per_sm) ? DecodeKernel::mma : DecodeKernel::wgmma;
 }

@@ -9,6 +9,7 @@
 #include "backends/cuda_nvfp4/overrides.hpp"
 #include "backends/cuda_nvfp4/selection_rules.hpp"
 #include "backends/cuda_nvfp4/wgmma_small_m/sm90_nvfp4_wgmma_tuning.hpp"
+#include "backends/cuda_nvfp4/wgmma_wide/sm90_nvfp4_wide_tuning.hpp"
 
 namespace fp4gemm::cuda_nvfp4 {
 
@@ -99,18 +100,20 @@ inline constexpr std::int64_t kWgmmaTallStreamMinK = std::int64_t(selection_rule
 inline constexpr std::int64_t kWgmmaMidStreamMinN = std::int64_t(selection_rule("kWgmmaMidStreamMinN"));
 inline constexpr std::int64_t kWgmmaMidStreamMinK = std::int64_t(selection_rule("kWgmmaMidStreamMinK"));
 
-// The three kernels of cuda_nvfp4: mma.sync (any SM 8.0+ GPU, sm80_nvfp4_mma_gemm.cu), and on SM
-// 9.0 the wgmma kernel (sm90_nvfp4_wgmma_gemm.cu) and, above kMaxActivationRows, the prefill kernel
-// (sm90_nvfp4_prefill_gemm.cu).
-enum class DecodeKernel { mma, wgmma, prefill };
+// The kernels of cuda_nvfp4: mma.sync (any SM 8.0+ GPU, sm80_nvfp4_mma_gemm.cu), and on SM 9.0 the
+// wgmma kernel (sm90_nvfp4_wgmma_gemm.cu) and, above kMaxActivationRows, the prefill kernel
+// (sm90_nvfp4_prefill_gemm.cu: decoded weights in shared memory as wgmma's B) or the wide one
+// (sm90_nvfp4_wide_gemm.cu: weights decoded in registers as wgmma's A, 256 activation rows as B).
+enum class DecodeKernel { mma, wgmma, prefill, wide };
 const char* decode_kernel_name(DecodeKernel kernel);
 
 // Which kernel cuda_nvfp4 runs for an M x N x K problem on a GPU of SM `sm` (major * 10 + minor)
 // with `multiprocessors` SMs (0 when unknown: the M = 25-32 rule then keeps mma.sync). Where the
 // rules below pick wgmma at M <= 32, tile_pairs_ahead_of_wgmma may run mma.sync instead (it needs
 // the mma.sync kernels' occupancy `resident_ctas_per_sm`).
-// FP4GEMM_DECODE_KERNEL=mma|wgmma|prefill overrides the rule for measurements (SM 9.0 only; above
-// kMaxActivationRows only the prefill kernel runs).
+// FP4GEMM_DECODE_KERNEL=mma|wgmma|prefill|wide overrides the rule for measurements (SM 9.0 only;
+// above kMaxActivationRows only prefill or wide run). Above kMaxActivationRows the wide kernel
+// runs where wide_rule_holds, else the prefill kernel.
 DecodeKernel choose_decode_kernel(std::int64_t m, std::int64_t n, std::int64_t k, int sm, int multiprocessors,
                                   const ResidentCtasPerSm& resident_ctas_per_sm = nullptr,
                                   const Overrides& overrides = Overrides::from_environment());

@@ -9,7 +9,7 @@
 namespace fp4gemm::cuda_nvfp4 {
 namespace {
 
-constexpr DecodeKernel kKernels[] = {DecodeKernel::mma, DecodeKernel::wgmma, DecodeKernel::prefill};
+constexpr DecodeKernel kKernels[] = {DecodeKernel::mma, DecodeKernel::wgmma, DecodeKernel::prefill, DecodeKernel::wide};
 
 // Why `candidate` does not run where `chosen` does; empty when it is the chosen one.
 std::string rejection_reason(DecodeKernel candidate, DecodeKernel chosen, const Plan& plan, const Overrides& overrides,
@@ -21,7 +21,14 @@ std::string rejection_reason(DecodeKernel candidate, DecodeKernel chosen, const 
   if (candidate == DecodeKernel::wgmma && !small_m) return "M > " + std::to_string(kMaxActivationRows) + ": its widest token width is 64";
   if (candidate == DecodeKernel::mma && !small_m) return "M > " + std::to_string(kMaxActivationRows) + " on SM 9.0: the prefill kernel serves it";
   if (overrides.decode_kernel) return "FP4GEMM_DECODE_KERNEL=" + *overrides.decode_kernel;
-  if (candidate == DecodeKernel::prefill) return "M <= " + std::to_string(kMaxActivationRows) + ": a small-M kernel serves it";
+  const bool prefills = candidate == DecodeKernel::prefill || candidate == DecodeKernel::wide;
+  if (prefills && small_m) return "M <= " + std::to_string(kMaxActivationRows) + ": a small-M kernel serves it";
+  if (candidate == DecodeKernel::wide) {
+    return problem.m < kWidePrefillMinM ? "M < " + std::to_string(kWidePrefillMinM)
+                                         : "its " + std::to_string(wide_tiles(problem.m, problem.n)) + " tiles fill less than " +
+                                               std::to_string(int(kWideMinSmFill * 100)) + "% of the SMs (it has no K split)";
+  }
+  if (candidate == DecodeKernel::prefill) return "the wide prefill kernel's rule holds";
   if (candidate == DecodeKernel::mma) return "the wgmma rule holds";
   return pairs_ahead ? "tile pairs that fit one wave run ahead of it" : "below the wgmma rule";
 }
@@ -116,7 +123,7 @@ Plan select_plan(const GemmProblem& problem, const DeviceInfo& device, const Ove
     if (!reason.empty()) plan.rejected.push_back({candidate, std::move(reason)});
   }
   if (switch_decides) add_kernel_rules(plan, pairs_considered, plan.rules);
-  else if (plan.sm == 90 && !overrides.decode_kernel) plan.rules.push_back("kMaxActivationRows");
+  else if (plan.sm == 90 && !overrides.decode_kernel) plan.rules.insert(plan.rules.end(), {"kMaxActivationRows", "kWidePrefillMinM", "kWideMinSmFill"});
 
   // Its launch.
   plan.pdl = after_copy ? (programmatic_launch_policy(plan.sm, overrides), ProgrammaticLaunch::off)
@@ -125,6 +132,7 @@ Plan select_plan(const GemmProblem& problem, const DeviceInfo& device, const Ove
     case DecodeKernel::mma: plan_mma(plan, overrides); break;
     case DecodeKernel::wgmma: plan_wgmma(plan, overrides); break;
     case DecodeKernel::prefill: plan_prefill(plan, overrides); break;
+    case DecodeKernel::wide: break;  // one CTA per output tile, nothing to choose
   }
   return plan;
 }

@@ -22,8 +22,11 @@ std::string plural(std::int64_t count, const char* one, const char* many) {
 std::string kernel_rule_text(const Plan& plan, const Overrides& overrides, bool pairs_ahead) {
   const GemmProblem& problem = plan.problem;
   if (plan.sm != 90) return "the only kernel off SM 9.0, where wgmma is sm_90a code";
-  if (problem.m > kMaxActivationRows) return "M > " + std::to_string(kMaxActivationRows) + ": the decode kernels' widest wgmma is 64 rows";
   if (overrides.decode_kernel) return "forced by FP4GEMM_DECODE_KERNEL";
+  if (problem.m > kMaxActivationRows) {
+    return "M > " + std::to_string(kMaxActivationRows) + ": the decode kernels' widest wgmma is 64 rows; the wide prefill kernel from M = " +
+           std::to_string(kWidePrefillMinM) + " where its tiles fill " + std::to_string(int(kWideMinSmFill * 100)) + "% of the SMs";
+  }
   const std::string rule = "SM 9.0 runs wgmma from M = " + std::to_string(kWgmmaMinM) + " when N >= " + std::to_string(kWgmmaMinN) +
                            " or N x K >= " + std::to_string(kWgmmaMinElements) + ", from M = " + std::to_string(kWgmmaFilledMinM) +
                            " when K >= " + std::to_string(kWgmmaFilledMinK) + " and its grid puts two warpgroups per CTA on " +
@@ -211,6 +214,19 @@ void describe_prefill(const Plan& plan, std::ostringstream& text) {
   }
 }
 
+void describe_wide(const Plan& plan, std::ostringstream& text) {
+  const std::int64_t tiles = wide_tiles(plan.problem.m, plan.problem.n);
+  text << plural(tiles, "tile", "tiles") << " of " << wide_tokens(plan.problem.m) << " activation rows x " << kWideCtaRows
+       << " weight rows, one CTA each, handed out " << kWideRasterTokenBlocks
+       << " activation blocks at a time; two warpgroups decode their 64 weight rows in registers as wgmma.m64n"
+       << wide_tokens(plan.problem.m) << "k16's A, the activations bulk-copied into a shared-memory ring as its B";
+  if (plan.multiprocessors > 0) {
+    char waves[32];
+    std::snprintf(waves, sizeof waves, "%.2f", double(tiles) / plan.multiprocessors);
+    text << " (" << waves << " waves on " << plan.multiprocessors << " SMs)";
+  }
+}
+
 // Whether the kernel is launched with programmatic dependent launch, and by which rule.
 // `mma_shape`: the mma.sync kernel's shape (for DecodeKernel::mma).
 std::string describe_programmatic_launch(ProgrammaticLaunch policy, DecodeKernel kernel, const LaunchShape& mma_shape, int sm) {
@@ -241,6 +257,7 @@ std::string Plan::to_string(const std::string& device_note) const {
     case DecodeKernel::mma: describe_mma(*this, text); break;
     case DecodeKernel::wgmma: describe_wgmma(*this, text); break;
     case DecodeKernel::prefill: describe_prefill(*this, text); break;
+    case DecodeKernel::wide: describe_wide(*this, text); break;
   }
   text << "; " << describe_programmatic_launch(pdl, kernel, mma, sm) << device_note;
   // NOTE: the continuation lines are indented to follow explain's "kernel:   " label.

@@ -78,6 +78,10 @@ inline constexpr SelectionRule kSelectionRules[] = {
      "M = 17-32: 28672x8192 (224 CTAs on 264 slots) stream-K 0.94 of data-parallel"},
     {"wgmma grid", "kWgmmaStreamOneWarpgroupMinChunks", 128, "stream-K for grids of one warpgroup per SM from this many chunks",
      "4096x12288 (192 chunks) stream-K / data-parallel 0.79-0.89; 4096x4096 (64) 1.07 at M = 64"},
+    {"kernel", "kWidePrefillMinM", 256, "the wide prefill kernel (weights decoded in registers, 256 activation rows a CTA) from this M, where its grid fills kWideMinSmFill of the SMs",
+     "H100, wide / prefill: 28672x8192 M = 256 197.0 vs 260.4 us, M = 4096 2928 vs 4015; M = 65-255 not measured"},
+    {"kernel", "kWideMinSmFill", 0.7, "the share of SMs the wide kernel's one-CTA tiles must cover (it has no K split)",
+     "H100: 12288x4096 M = 256 (96 tiles) 50.5 vs 67.1 us; 2048x4096 M = 1024 (64 tiles) lost, 50.2 vs 36.1"},
     // The prefill kernel's K split.
     {"prefill", "kPrefillMaxKSplits", 8, "the most ways a prefill tile's K is split",
      "4096x12288 M = 65: 4 ways 89.9 -> 33.1 us; 28672x8192 2-8 ways 17-60% slower"},

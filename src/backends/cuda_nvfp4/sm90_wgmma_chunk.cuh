@@ -30,6 +30,18 @@ __device__ __forceinline__ void decode_tile_at(std::uint32_t code_address, std::
   decode_fragment(words.w, scales, fragments[3]);
 }
 
+// The shared addresses of a consumer warp's main loop in stage 0 (its tile's codes and scales, the
+// scale table, the full and empty barriers, the activations' first descriptor word), computed once
+// and pinned in every step (pin): left to itself ptxas rebuilt them in every step from SR_TID.X and
+// SR_CgaCtaId, about 20 instructions and two S2R latencies on each chunk's chain (ncu source view).
+struct ConsumerAddresses {
+  std::uint32_t code, scale, table, full, empty, first_descriptor;
+  __device__ __forceinline__ void pin() {
+    pin_register(code), pin_register(scale), pin_register(table);
+    pin_register(full), pin_register(empty), pin_register(first_descriptor);
+  }
+};
+
 // The low descriptor word of the packed activations at shared address `activation_address`.
 __device__ __forceinline__ std::uint32_t activation_descriptor(std::uint32_t activation_address) {
   return shared_matrix_descriptor_low<kCoreMatrixKStep>(activation_address);

@@ -83,6 +83,8 @@ std::string plan_token(std::int64_t m, std::int64_t n, std::int64_t k, const Gol
       token << ":" << shape.tokens << "tok" << shape.warpgroups << "wg s" << shape.splits << "m" << shape.multicast << " stream="
             << shape.stream_ctas << " ctas=" << ctas << " one_per_sm=" << wgmma_one_cta_per_sm(ctas, golden.multiprocessors)
             << " pdl=" << (programmatic ? "on" : "off");
+    } else if (plan.kernel == DecodeKernel::wide) {
+      token << ": tokens=" << wide_tokens(m) << " ctas=" << wide_tiles(m, n) << " pdl=" << (programmatic ? "on" : "off");
     } else {
       token << ": splits=" << plan.prefill_splits << " ctas=" << prefill_tiles(m, n) * plan.prefill_splits
             << " pdl=" << (programmatic ? "on" : "off");

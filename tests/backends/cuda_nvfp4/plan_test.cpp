@@ -179,10 +179,11 @@ TEST(CudaNvfp4KernelPlan, TheSm90PrefillKernelServesMAboveSixtyFour) {
   EXPECT_EQ(choose_decode_kernel(kMaxActivationRows + 1, 4096, 4096, 90, 132), DecodeKernel::prefill);
   EXPECT_NE(choose_decode_kernel(kMaxActivationRows, 4096, 4096, 90, 132), DecodeKernel::prefill);
   EXPECT_EQ(choose_decode_kernel(4096, 4096, 4096, 80, 108), DecodeKernel::mma);  // the backend refuses M > 64 there
-  const std::string plan = describe_kernel_plan({512, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
+  // Below kWidePrefillMinM rows (the wide prefill kernel's rule).
+  const std::string plan = describe_kernel_plan({200, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(plan, "prefill kernel (M > 64")) << plan;
-  EXPECT_TRUE(contains(plan, "896 tiles of 128 activation rows x 128 weight rows")) << plan;  // 4 x 224
-  EXPECT_TRUE(contains(plan, "one CTA per tile (6.79 waves on 132 SMs)")) << plan;
+  EXPECT_TRUE(contains(plan, "448 tiles of 128 activation rows x 128 weight rows")) << plan;  // 2 x 224
+  EXPECT_TRUE(contains(plan, "one CTA per tile (3.39 waves on 132 SMs)")) << plan;
   // 32 tiles (0.24 waves) split 4 ways: one round of 16 chunks instead of 64.
   const std::string split = describe_kernel_plan({128, 4096, 4096, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(split, "; K split 4 ways, 128 CTAs (0.97 waves on 132 SMs, one CTA each, against 0.24 unsplit")) << split;
@@ -196,7 +197,48 @@ TEST(CudaNvfp4KernelPlan, TheSm90PrefillKernelServesMAboveSixtyFour) {
   EXPECT_TRUE(contains(forced, "K split 4 ways")) << forced;
   setenv("FP4GEMM_DECODE_KERNEL", "prefil", 1);
   const std::string typo = describe_kernel_plan({1, 4096, 4096, ActivationType::bf16, DType::bf16}, h200);
-  EXPECT_TRUE(contains(typo, "cannot plan: FP4GEMM_DECODE_KERNEL must be 'mma', 'wgmma' or 'prefill'")) << typo;
+  EXPECT_TRUE(contains(typo, "cannot plan: FP4GEMM_DECODE_KERNEL must be 'mma', 'wgmma', 'prefill' or 'wide'")) << typo;
+  // A malformed knob fails the plan above 64 rows too, where only the prefill kernels run.
+  const std::string large_typo = describe_kernel_plan({512, 4096, 4096, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(large_typo, "cannot plan: FP4GEMM_DECODE_KERNEL must be")) << large_typo;
+  unsetenv("FP4GEMM_DECODE_KERNEL");
+}
+
+// The wide prefill kernel (weights decoded in registers as wgmma's A) runs from kWidePrefillMinM
+// rows where its tiles cover kWideMinSmFill of the SMs, or at any M where the knob forces it; its
+// plan names its tiles, their width and waves.
+TEST(CudaNvfp4KernelPlan, TheWidePrefillKernelRunsFromItsRuleOrWhenForced) {
+  unsetenv("FP4GEMM_DECODE_KERNEL");
+  const DeviceInfo h200 = dispatch::simulated_device(90, 130100);  // 132 SMs
+  EXPECT_EQ(choose_decode_kernel(kWidePrefillMinM - 1, 28672, 8192, 90, 132), DecodeKernel::prefill);
+  EXPECT_EQ(choose_decode_kernel(kWidePrefillMinM, 28672, 8192, 90, 132), DecodeKernel::wide);  // 224 tiles
+  EXPECT_EQ(choose_decode_kernel(256, 12288, 4096, 90, 132), DecodeKernel::wide);                 // 96 tiles: 73 %
+  EXPECT_EQ(choose_decode_kernel(256, 4096, 4096, 90, 132), DecodeKernel::prefill);               // 32 tiles
+  EXPECT_EQ(choose_decode_kernel(1024, 2048, 4096, 90, 132), DecodeKernel::prefill);              // 64 tiles
+  EXPECT_EQ(choose_decode_kernel(1024, 4096, 4096, 90, 132), DecodeKernel::wide);                 // 128 tiles
+  EXPECT_EQ(choose_decode_kernel(1024, 4096, 4096, 90, 0), DecodeKernel::wide);                   // 132 SMs assumed
+  EXPECT_EQ(choose_decode_kernel(4096, 28672, 8192, 80, 108), DecodeKernel::mma);
+  EXPECT_EQ(wide_tokens(128), 128);
+  EXPECT_EQ(wide_tokens(129), 256);
+  EXPECT_EQ(wide_tiles(4096, 28672), 16 * 224);
+  EXPECT_EQ(wide_tiles(100, 300), 3);
+  const Plan small = select_plan({256, 4096, 4096, ActivationType::bf16, DType::bf16}, h200, Overrides{});
+  ASSERT_EQ(small.rejected.size(), 3u);
+  EXPECT_EQ(small.rejected[2].kernel, DecodeKernel::wide);
+  EXPECT_EQ(small.rejected[2].reason, "its 32 tiles fill less than 70% of the SMs (it has no K split)");
+  const Plan large = select_plan({4096, 28672, 8192, ActivationType::bf16, DType::bf16}, h200, Overrides{});
+  EXPECT_EQ(large.kernel, DecodeKernel::wide);
+  EXPECT_EQ(large.rejected[2].reason, "the wide prefill kernel's rule holds");
+  EXPECT_TRUE(contains(large.to_string(), "rules: kMaxActivationRows = 64, kWidePrefillMinM = 256, kWideMinSmFill = 0.7")) << large.to_string();
+  setenv("FP4GEMM_DECODE_KERNEL", "wide", 1);
+  EXPECT_EQ(choose_decode_kernel(1, 4096, 4096, 90, 132), DecodeKernel::wide);
+  EXPECT_EQ(choose_decode_kernel(4096, 4096, 4096, 90, 132), DecodeKernel::wide);
+  const std::string plan = describe_kernel_plan({4096, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(plan, "wide prefill kernel (forced by FP4GEMM_DECODE_KERNEL)")) << plan;
+  EXPECT_TRUE(contains(plan, "3584 tiles of 256 activation rows x 128 weight rows, one CTA each")) << plan;
+  EXPECT_TRUE(contains(plan, "wgmma.m64n256k16's A")) << plan;
+  EXPECT_TRUE(contains(plan, "(27.15 waves on 132 SMs)")) << plan;
+  EXPECT_TRUE(contains(plan, "prefill (FP4GEMM_DECODE_KERNEL=wide)")) << plan;
   unsetenv("FP4GEMM_DECODE_KERNEL");
 }
 
@@ -207,14 +249,16 @@ TEST(CudaNvfp4KernelPlan, ThePlanNamesTheRejectedKernelsAndTheRulesThatDecided) 
   const Overrides none;
   const Plan small = select_plan({1, 4096, 4096, ActivationType::bf16, DType::bf16}, h200, none);
   EXPECT_EQ(small.kernel, DecodeKernel::mma);
-  ASSERT_EQ(small.rejected.size(), 2u);
+  ASSERT_EQ(small.rejected.size(), 3u);
   EXPECT_EQ(small.rejected[0].kernel, DecodeKernel::wgmma);
   EXPECT_EQ(small.rejected[0].reason, "below the wgmma rule");
   EXPECT_EQ(small.rejected[1].kernel, DecodeKernel::prefill);
   EXPECT_EQ(small.rejected[1].reason, "M <= 64: a small-M kernel serves it");
+  EXPECT_EQ(small.rejected[2].kernel, DecodeKernel::wide);
+  EXPECT_EQ(small.rejected[2].reason, "M <= 64: a small-M kernel serves it");
   EXPECT_EQ(small.pdl, ProgrammaticLaunch::when_grid_fills);
   const std::string text = small.to_string();
-  EXPECT_TRUE(contains(text, "\n          not:   wgmma (below the wgmma rule); prefill (M <= 64: a small-M kernel serves it)")) << text;
+  EXPECT_TRUE(contains(text, "\n          not:   wgmma (below the wgmma rule); prefill (M <= 64: a small-M kernel serves it); wide prefill (M <= 64: a small-M kernel serves it)")) << text;
   EXPECT_TRUE(contains(text, "\n          rules: kMaxActivationRows = 64, kWgmmaTallMinM = 17, kProgrammaticMinSlotFraction = 0.9")) << text;
 
   const Plan large = select_plan({64, 28672, 8192, ActivationType::bf16, DType::bf16}, h200, none);

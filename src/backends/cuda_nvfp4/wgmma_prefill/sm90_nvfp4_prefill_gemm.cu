@@ -39,6 +39,7 @@
 #include "backends/cuda_nvfp4/sm90_async_ops.cuh"
 #include "backends/cuda_nvfp4/wgmma_prefill/sm90_nvfp4_prefill_gemm.cuh"
 #include "backends/cuda_nvfp4/sm90_wgmma_chunk.cuh"
+#include "backends/cuda_common/launch_registers.hpp"
 
 namespace fp4gemm::cuda_nvfp4 {
 namespace {
@@ -376,13 +377,7 @@ cudaError_t launch_prefill_gemm(const PrefillGemmArgs& args, bool programmatic, 
       raised != cudaSuccess) {
     return raised;
   }
-  // The setmaxnreg balance assumes the registers every thread gets at launch; another count would
-  // hang the kernel, so it is an error instead.
-  static const cudaError_t registers_checked = [] {
-    cudaFuncAttributes attributes = {};
-    if (const cudaError_t status = cudaFuncGetAttributes(&attributes, prefill_gemm_kernel); status != cudaSuccess) return status;
-    return attributes.numRegs == kLaunchRegisters ? cudaSuccess : cudaErrorInvalidConfiguration;
-  }();
+  static const cudaError_t registers_checked = fp4gemm::cuda::expect_launch_registers(prefill_gemm_kernel, kLaunchRegisters);
   if (registers_checked != cudaSuccess) return registers_checked;
   if (args.k_splits < 1 || args.k_splits > args.chunks ||
       (args.k_splits > 1 && (args.tile_counters == nullptr || args.partials == nullptr))) {

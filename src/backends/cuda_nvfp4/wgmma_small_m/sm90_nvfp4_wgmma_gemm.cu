@@ -260,19 +260,12 @@ __global__ void __launch_bounds__(wgmma_cta_threads(kWarpgroups), kStreamed ? st
   wait_for_prior_grids();  // before any output store below (returns at once where a producer waited already)
   if (warp < kConsumerWarps) {
     const std::uint32_t stages = shared_address(shared);
-    // The shared addresses of the loop, computed once and pinned in every step (pin_register):
-    // left to itself ptxas rebuilt them in every step from SR_TID.X and SR_CgaCtaId, about 20
-    // instructions and two S2R latencies on each chunk's chain (ncu source view,
-    //).
-    std::uint32_t code_address = stages + warp * kTileCodeBytes + lane * 16;
-    std::uint32_t scale_address = stages + Layout::kCodeBytes + warp * kTileScaleBytes + lane * 2;
-    std::uint32_t table_address = shared_address(scale_table);
-    std::uint32_t full_address = shared_address(full), empty_address = shared_address(empty);
-    std::uint32_t first_descriptor = activation_descriptor(stages + Layout::kActivationOffset);
-    const auto pin_addresses = [&] {
-      pin_register(code_address), pin_register(scale_address), pin_register(table_address);
-      pin_register(full_address), pin_register(empty_address), pin_register(first_descriptor);
-    };
+    ConsumerAddresses at{stages + warp * kTileCodeBytes + lane * 16,
+                         stages + Layout::kCodeBytes + warp * kTileScaleBytes + lane * 2,
+                         shared_address(scale_table),
+                         shared_address(full),
+                         shared_address(empty),
+                         activation_descriptor(stages + Layout::kActivationOffset)};
     // Software-pipelined: the wgmmas of chunk c run while the warp decodes chunk c + 1 into another
     // fragment set, so the tensor pipe and the decode overlap inside each warpgroup;
     // kWgmmaGroupsInFlight groups stay issued while it decodes (sm90_nvfp4_wgmma_tuning.hpp). A fragment set
@@ -281,7 +274,7 @@ __global__ void __launch_bounds__(wgmma_cta_threads(kWarpgroups), kStreamed ? st
     constexpr int kInFlight = kWgmmaGroupsInFlight, kSets = kInFlight + 1;
     std::uint32_t fragments[kSets][kBlocksPerChunk][4];
     const auto decode_chunk = [&](int stage, std::uint32_t(&fragments)[kBlocksPerChunk][4]) {
-      decode_tile_at(code_address + stage * Layout::kStageBytes, scale_address + stage * Layout::kStageBytes, table_address, fragments);
+      decode_tile_at(at.code + stage * Layout::kStageBytes, at.scale + stage * Layout::kStageBytes, at.table, fragments);
     };
     // Every lane releases its own reads of the stage: an arrive orders only the arriving thread's
     // earlier accesses before the producer's refill. (One arrival per warp after __syncwarp, to
@@ -289,7 +282,7 @@ __global__ void __launch_bounds__(wgmma_cta_threads(kWarpgroups), kStreamed ? st
     // and racecheck reports the other lanes' reads:.)
     const auto release = [&](int stage) {
       if (multicast == 1) {
-        mbarrier_arrive(empty_address + 8 * stage);
+        mbarrier_arrive(at.empty + 8 * stage);
       } else {
         // Not unrolled: the rule never multicasts, and this loop unrolled in every unrolled step of
         // the ring was most of the kernel's length (5,800 instructions, 3,470 without it and the
@@ -305,7 +298,7 @@ __global__ void __launch_bounds__(wgmma_cta_threads(kWarpgroups), kStreamed ? st
     // Bit s of `parity` is the parity of stage s's next fill (segments restart at stage 0).
     unsigned parity = 0;
     const auto wait_full = [&](int stage) {
-      mbarrier_wait(full_address + 8 * stage, (parity >> stage) & 1);
+      mbarrier_wait(at.full + 8 * stage, (parity >> stage) & 1);
       parity ^= 1u << stage;
     };
     int segment_chunks = 0;     // chunks of the segment being walked
@@ -315,11 +308,11 @@ __global__ void __launch_bounds__(wgmma_cta_threads(kWarpgroups), kStreamed ? st
     // The count is the same for the whole CTA, so every warpgroup reaches each wgmma together.
     const auto step = [&](int chunk, int stage, std::uint32_t(&current)[kBlocksPerChunk][4],
                           std::uint32_t(&following)[kBlocksPerChunk][4]) {
-      pin_addresses();
+      at.pin();
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
       wgmma_fence();
-      issue_chunk_wgmmas_at<kTokens>(accumulators, current, first_descriptor + std::uint32_t(stage * Layout::kStageBytes >> 4));
+      issue_chunk_wgmmas_at<kTokens>(accumulators, current, at.first_descriptor + std::uint32_t(stage * Layout::kStageBytes >> 4));
       wgmma_commit();
       wgmma_wait<kInFlight>();  // the group kInFlight chunks back: its stage and fragment set are free again
 #pragma unroll

@@ -10,7 +10,8 @@ namespace fp4gemm::cuda_nvfp4 {
 
 // BF16 activations [m, stride] (device memory; 16-byte aligned, stride a multiple of 8, as the
 // launcher stages any other view; cudaErrorMisalignedAddress otherwise) -> packed (chunks * tokens
-// * 128 bytes, 16-byte aligned). m <= tokens. `programmatic`: launched with programmatic dependent
+// * 128 bytes per block of `tokens` rows, the blocks one after another: the small-M kernel's one
+// block, the wide prefill kernel's ceil(m / tokens); 16-byte aligned). `programmatic`: launched with programmatic dependent
 // launch (programmatic_launch.cuh). The kernel also zeroes the `flag_count` words at `flags` (the
 // wgmma kernel's stream-K flags; none when 0) once the previous kernel is done.
 cudaError_t launch_pack_activations(const std::uint16_t* activations, std::int64_t stride, int m, int k, int tokens,
