@@ -7,7 +7,7 @@ packages=(
   build-essential cmake make pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libhwy-dev libopenblas-dev
-  python3 python3-venv
+  python3 python3-venv python3-dev
   clang-14 libclang-rt-14-dev
 )
 

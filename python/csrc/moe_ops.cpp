@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "forward_ops.hpp"
 #include "moe_table.hpp"
 #include "weight_table.hpp"
 
@@ -220,6 +221,8 @@ std::optional<GivenRouting> given_routing(const std::optional<at::Tensor>& topk_
   return GivenRouting{topk_ids->to(at::kInt).contiguous(), topk_weights->to(at::kFloat).contiguous()};
 }
 
+}  // namespace
+
 at::Tensor moe(const at::Tensor& x, std::int64_t layer_id, const std::optional<at::Tensor>& topk_ids,
                const std::optional<at::Tensor>& topk_weights, std::int64_t top_k, bool norm_topk_prob,
                std::optional<at::ScalarType> out_dtype, c10::string_view backend, c10::string_view activation) {
@@ -271,8 +274,6 @@ at::Tensor moe(const at::Tensor& x, std::int64_t layer_id, const std::optional<a
   std::vector<std::int64_t> shape(x.sizes().begin(), x.sizes().end());
   return out.view(shape);
 }
-
-}  // namespace
 
 TORCH_LIBRARY_FRAGMENT(fp4gemm, m) {
   m.def("prepare_moe(Tensor gate_up, Tensor gate_up_scale, Tensor gate_up_scale_2, Tensor down, Tensor down_scale, "

@@ -2,6 +2,7 @@
 // gemm_out (gemm into a caller's tensor), gemm_nvfp4 (W4A4), quantize_weight, quantize_activation
 // and host_cost_us (the library call's host time, to set the Python path's own cost against).
 // Fake (meta) implementations live in Python (fp4gemm/_fake.py) so torch.compile traces them.
+// gemm and gemm_out are also bound directly for eager callers (forward_ops.hpp, direct_bindings.cpp).
 // Every library error reaches Python as a RuntimeError carrying the library's sentence.
 #include <torch/library.h>
 
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "fp4gemm/fp4gemm.hpp"
+#include "forward_ops.hpp"
 #include "weight_table.hpp"
 
 #ifdef FP4GEMM_WITH_CUDA
@@ -98,6 +100,8 @@ ActivationRows activation_rows(const at::Tensor& activation, const at::Tensor& w
   return {rows, view, placement};
 }
 
+}  // namespace
+
 // W4A16: activation [..., K] float32 or bfloat16.
 at::Tensor gemm(const at::Tensor& activation, const at::Tensor& weight, std::int64_t weight_id, double alpha,
                 std::optional<at::ScalarType> out_dtype, c10::string_view backend) {
@@ -133,6 +137,8 @@ void gemm_out(const at::Tensor& activation, const at::Tensor& weight, std::int64
   const at::Tensor rows = out.dim() == 2 ? out : out.view({-1, n});
   run_gemm(ActivationView::from_dense(a.view), weight, weight_id, alpha, rows, backend, a.placement);
 }
+
+namespace {
 
 // The host time of the library call that gemm_out makes, without Python, the dispatcher or this
 // binding: mean microseconds per runner.gemm over `calls` calls issued back to back after 20 untimed

@@ -6,15 +6,17 @@ runner that picks, proves and explains a backend for each problem. See docs/PYTH
     y = layer(x)                      # x: [..., K] bfloat16 or float32, CPU or CUDA
     moe = fp4gemm.torch.MoE.from_checkpoint("model_dir", "model.layers.0.mlp")
     y = moe(x)                        # x: [..., H] bfloat16 or float32, CPU
+    y = fp4gemm.direct.gemm(x, layer.weight, layer.weight_id, layer.alpha)  # ops.gemm, eager, no dispatcher
 """
 import json
 from typing import Any, NamedTuple, Optional
 
 import torch as _torch  # `torch` in this namespace is the submodule fp4gemm.torch once imported
 
-from ._library import ops
+from ._library import direct, ops
 
-__all__ = ["ops", "info", "explain", "resident", "quantize_weight", "quantize_activation", "Nvfp4Tensor", "as_tensor"]
+__all__ = ["ops", "direct", "info", "explain", "resident", "quantize_weight", "quantize_activation", "Nvfp4Tensor",
+           "as_tensor"]
 __version__ = "0.1.0"
 
 

@@ -4,7 +4,9 @@ Linear holds the checkpoint's NVFP4 tensors as buffers and the id prepare() gave
 one gemm op (plus the bias), so it traces under torch.compile(fullgraph=True) and, on CUDA, runs
 on the current stream and is captured by CUDA graphs. Run one eager forward per (device, M range)
 before capturing: the runner makes a backend's layout and proves its kernel the first time that
-backend serves the weight, which allocates. MoE is the mixture-of-experts layer over
+backend serves the weight, which allocates. In eager mode both modules call the op's direct binding
+instead (the same C++ function without the dispatcher's Python path, which at M = 1 costs the host
+more than the GEMM's own call; fp4gemm/_library.py). MoE is the mixture-of-experts layer over
 torch.ops.fp4gemm.moe: its checkpoint tensors stay on the CPU, and x on a CUDA device runs it there.
 """
 import weakref
@@ -13,7 +15,7 @@ from typing import Optional, Sequence
 import torch
 from torch import nn
 
-from ._library import ops
+from ._library import direct, ops, use_direct
 
 __all__ = ["Linear", "MoE"]
 
@@ -89,8 +91,10 @@ class Linear(_Prepared):
         return cls(codes, scales, global_scale, bias=bias, out_dtype=out_dtype, backend=backend)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = ops.gemm(x, self.weight, self.weight_id, self.alpha, self.out_dtype, self.backend)
-        return y if self.bias is None else y + self.bias.to(y.dtype)
+        gemm = direct.gemm if use_direct(x) else ops.gemm
+        y = gemm(x, self.weight, self.weight_id, self.alpha, self.out_dtype, self.backend)
+        bias = self.bias  # read once: a buffer is found by nn.Module.__getattr__, after a failed lookup (~0.7 us)
+        return y if bias is None else y + bias.to(y.dtype)
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
@@ -183,8 +187,9 @@ class MoE(_Prepared):
     def forward(self, x: torch.Tensor, topk_ids: Optional[torch.Tensor] = None,
                 topk_weights: Optional[torch.Tensor] = None) -> torch.Tensor:
         """x [..., H]; routing by the router, or the given ids and weights [T, k] (T = x's rows)."""
-        return ops.moe(x, self.layer_id, topk_ids, topk_weights, self.top_k if topk_ids is None else 0,
-                       self.norm_topk_prob, self.out_dtype, self.backend, self.activation)
+        moe = direct.moe if use_direct(x) else ops.moe
+        return moe(x, self.layer_id, topk_ids, topk_weights, self.top_k if topk_ids is None else 0,
+                   self.norm_topk_prob, self.out_dtype, self.backend, self.activation)
 
     def extra_repr(self) -> str:
         return (f"experts={self.num_experts}, hidden={self.hidden_size}, intermediate={self.intermediate_size}, "

@@ -12,6 +12,7 @@ from conftest import dequantize, random_weight, requires_cuda
 
 pytestmark = requires_cuda
 ops = fp4gemm.ops
+direct = fp4gemm.direct
 
 
 def cuda_layer(n=512, k=1024, seed=0):
@@ -102,10 +103,16 @@ def test_python_path_cost_at_m1():
     torch.cuda.synchronize()
     print(f"C++ runner call, same process: {library:.2f} us; the Python path adds {ours - library:.2f} us (gemm), "
           f"{into - library:.2f} us (gemm_out)")
+    # The direct bindings that Linear calls in eager mode: the same bodies without the dispatcher.
+    direct_gemm = host_us_per_call(lambda: direct.gemm(x, layer.weight, layer.weight_id, layer.alpha, torch.bfloat16, "auto"))
+    direct_into = host_us_per_call(lambda: direct.gemm_out(x, layer.weight, layer.weight_id, layer.alpha, out, "auto"))
+    module = host_us_per_call(lambda: layer(x))
+    print(f"direct bindings: gemm {direct_gemm:.2f} us (adds {direct_gemm - library:.2f}), gemm_out {direct_into:.2f} us "
+          f"(adds {direct_into - library:.2f}); Linear(x) {module:.2f} us (adds {module - library:.2f})")
     # What PyTorch's own ops cost the host in the same process, for scale: a BF16 linear of the
     # same shape (cuBLAS) and the output allocation alone.
     dense = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
     linear = host_us_per_call(lambda: torch.nn.functional.linear(x, dense))
     empty = host_us_per_call(lambda: torch.empty(1, 4096, device="cuda", dtype=torch.bfloat16))
     print(f"torch's own, same process: F.linear BF16 4096x4096 M = 1 {linear:.2f} us, torch.empty [1, 4096] {empty:.2f} us")
-    assert ours > 0 and into > 0 and library > 0 and linear > 0 and empty > 0
+    assert ours > 0 and into > 0 and library > 0 and linear > 0 and empty > 0 and direct_gemm > 0 and direct_into > 0
