@@ -3,6 +3,7 @@ _C.so is also the module of their direct eager bindings (`direct`: gemm, gemm_ou
 import importlib.util
 import os
 import sys
+import warnings
 
 import torch
 
@@ -28,10 +29,20 @@ def _import_module(path: str):
     return module
 
 
+def _direct_module(path: str):
+    # The ops need only the library's C++ side; the module also needs the Python it was built for. A
+    # _C.so built for another Python version still serves every op, so the modules then call the ops.
+    try:
+        return _import_module(path)
+    except ImportError as error:
+        warnings.warn(f"fp4gemm: the direct eager bindings are off, the ops serve every call ({error})", stacklevel=3)
+        return None
+
+
 _path = _library_path()
 torch.ops.load_library(_path)
 ops = torch.ops.fp4gemm
-direct = _import_module(_path)  # the same functions as ops.gemm, ops.gemm_out, ops.moe, without the dispatcher
+direct = _direct_module(_path)  # the same functions as ops.gemm, ops.gemm_out, ops.moe, without the dispatcher
 
 
 def use_direct(x: torch.Tensor) -> bool:
@@ -42,7 +53,7 @@ def use_direct(x: torch.Tensor) -> bool:
     (make_fx, FlopCounterMode), the JIT tracer and autograd all work inside the dispatcher that
     `direct` goes around: a traced `direct` call would be missing from the trace, and autograd would
     not warn that the op has no backward. The checks cost the host about 0.4 us."""
-    return (not torch.compiler.is_compiling() and type(x) is torch.Tensor and not x.requires_grad
+    return (direct is not None and not torch.compiler.is_compiling() and type(x) is torch.Tensor and not x.requires_grad
             and not torch._C._len_torch_dispatch_stack() and not torch._C._is_tracing())
 
 

@@ -103,12 +103,15 @@ def test_python_path_cost_at_m1():
     torch.cuda.synchronize()
     print(f"C++ runner call, same process: {library:.2f} us; the Python path adds {ours - library:.2f} us (gemm), "
           f"{into - library:.2f} us (gemm_out)")
-    # The direct bindings that Linear calls in eager mode: the same bodies without the dispatcher.
-    direct_gemm = host_us_per_call(lambda: direct.gemm(x, layer.weight, layer.weight_id, layer.alpha, torch.bfloat16, "auto"))
-    direct_into = host_us_per_call(lambda: direct.gemm_out(x, layer.weight, layer.weight_id, layer.alpha, out, "auto"))
-    module = host_us_per_call(lambda: layer(x))
-    print(f"direct bindings: gemm {direct_gemm:.2f} us (adds {direct_gemm - library:.2f}), gemm_out {direct_into:.2f} us "
-          f"(adds {direct_into - library:.2f}); Linear(x) {module:.2f} us (adds {module - library:.2f})")
+    # The direct bindings that Linear calls in eager mode: the same bodies without the dispatcher
+    # (absent where _C.so was built for another Python: the ops then serve every call).
+    direct_gemm = direct_into = 1.0
+    if direct is not None:
+        direct_gemm = host_us_per_call(lambda: direct.gemm(x, layer.weight, layer.weight_id, layer.alpha, torch.bfloat16, "auto"))
+        direct_into = host_us_per_call(lambda: direct.gemm_out(x, layer.weight, layer.weight_id, layer.alpha, out, "auto"))
+        module = host_us_per_call(lambda: layer(x))
+        print(f"direct bindings: gemm {direct_gemm:.2f} us (adds {direct_gemm - library:.2f}), gemm_out {direct_into:.2f} us "
+              f"(adds {direct_into - library:.2f}); Linear(x) {module:.2f} us (adds {module - library:.2f})")
     # What PyTorch's own ops cost the host in the same process, for scale: a BF16 linear of the
     # same shape (cuBLAS) and the output allocation alone.
     dense = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
