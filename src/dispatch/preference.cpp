@@ -58,17 +58,31 @@ const std::vector<PreferenceRow>& preference_table() {
        256, 4096, 4096},
       {ArchFamily::sm90,
        {"cuda_nvfp4", "cuda_dequant_cublas", "cpu", "ref"},
+       "fp4gemm bench on one H100, same run: from 4096 rows and K >= 4096 cuda_nvfp4 (its wide prefill kernel, "
+       "or its prefill kernel where the wide one's tiles fill few SMs) beats dequantize + cuBLAS up to M = 1024 "
+       "(M=512: 4096x4096 34.3 vs 39.2 us, 12288x4096 100.1 vs 119.2, 4096x12288 104.9 vs 133.0, 28672x8192 391.7 "
+       "vs 554.4; M=1024: 4096x4096 52.9 vs 62.6, 12288x4096 161.6 vs 185.9, 4096x12288 160.4 vs 190.5, "
+       "28672x8192 701.6 vs 849.0); bench/results/h100-prefill.md",
+       1024, 4096, 4096},
+      {ArchFamily::sm90,
+       {"cuda_nvfp4", "cuda_dequant_cublas", "cpu", "ref"},
+       "fp4gemm bench on one H100, same run: from 12288 rows and K >= 4096 the wide prefill kernel beats "
+       "dequantize + cuBLAS up to M = 2048 (12288x4096 322.0 vs 344.5 us, 28672x8192 1410.9 vs 1545.5); "
+       "at M = 4096 dequantize + cuBLAS leads by 1-7 % (28672x8192 2890.9 vs 2906.0, 12288x4096 648.6 vs 664.5)",
+       2048, 12288, 4096},
+      {ArchFamily::sm90,
+       {"cuda_nvfp4", "cuda_dequant_cublas", "cpu", "ref"},
        "fp4gemm bench on one H200, against a resident BF16 copy: for K >= 1024 from 16384 rows cuda_nvfp4's "
        "wgmma kernel beats dequantize + cuBLAS BF16 up to M = 64 (M=33/64: 16384x1024 9.5/9.9 vs 10.8/11.1 us, "
        "16384x2048 14.2/14.7 vs 19.2/19.5)",
        64, 16384, 1024},
       {ArchFamily::sm90,
        {"cuda_dequant_cublas", "cuda_nvfp4", "cpu", "ref"},
-       "fp4gemm bench on one H200: above M = 32 on weights below 4096 rows or K, and above M = 256 on "
-       "all, dequantize + cuBLAS BF16 beats or ties cuda_nvfp4 (M=256: 4096x1024 10.2 vs 13.3 us, 2048x4096 "
-       "17.8 vs 18.0; M=1024: 28672x8192 864 vs 965, 12288x4096 187 vs 215, 4096x4096 60.4 vs 72.7; M=4096: "
-       "28672x8192 3007 vs 4106; against a resident BF16 copy, M=33/64: 2048x4096 9.8/9.9 vs 19.2/19.4, "
-       "8192x2048 10.9/11.1 vs 11.2/11.4)"},
+       "fp4gemm bench on one H200: above M = 32 on weights below 4096 rows or K, dequantize + cuBLAS BF16 "
+       "beats or ties cuda_nvfp4 (M=256: 4096x1024 10.2 vs 13.3 us, 2048x4096 17.8 vs 18.0; against a resident "
+       "BF16 copy, M=33/64: 2048x4096 9.8/9.9 vs 19.2/19.4, 8192x2048 10.9/11.1 vs 11.2/11.4); on one H100, same "
+       "run, above the cuda_nvfp4 rows on all weights (M=4096: 28672x8192 2890.9 vs 2906.0 us, 4096x4096 208.8 "
+       "vs 230.6; M=2048: 4096x4096 110.2 vs 114.1; 2048x4096 at every M: M=1024 30.6 vs 35.5)"},
       {ArchFamily::sm8x,
        {"cuda_nvfp4", "cuda_dequant_cublas", "cpu", "ref"},
        "unmeasured: same reasoning as SM 9.0 (small M is weight-bandwidth bound, large M is BF16-compute bound)"},

@@ -55,8 +55,8 @@ TEST(RegisteredBackends, ExplainNamesTheChosenBackendsKernel) {
   EXPECT_EQ(host.to_text().find("kernel:"), std::string::npos);
 }
 
-// Above M = 64, auto keeps dequantize + cuBLAS first on SM 9.0 and cuda_nvfp4 (its prefill
-// kernel) second, as the fallback; off SM 9.0 cuda_nvfp4 refuses with the reason, and on SM 9.0
+// Above M = 2048, auto keeps dequantize + cuBLAS first on SM 9.0 and cuda_nvfp4 (its prefill
+// kernels) second, as the fallback; off SM 9.0 cuda_nvfp4 refuses with the reason, and on SM 9.0
 // it refuses weights taller than its prefill grid holds.
 const dispatch::CandidateReport* candidate_named(const dispatch::Explanation& explanation, const std::string& name) {
   for (const auto& candidate : explanation.candidates)
@@ -66,7 +66,7 @@ const dispatch::CandidateReport* candidate_named(const dispatch::Explanation& ex
 
 TEST(RegisteredBackends, CudaNvfp4ServesPrefillOnlyOnSm90AndAfterDequantizeCublas) {
   Runner h200(compiled_in_on(dispatch::simulated_device(90, 130100)));
-  const auto prefill = h200.explain({512, 28672, 8192, ActivationType::bf16, DType::bf16});
+  const auto prefill = h200.explain({4096, 28672, 8192, ActivationType::bf16, DType::bf16});
   EXPECT_EQ(prefill.choice, "cuda_dequant_cublas") << prefill.to_text();
   const auto* decode = candidate_named(prefill, "cuda_nvfp4");
   ASSERT_NE(decode, nullptr);

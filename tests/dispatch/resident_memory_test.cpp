@@ -106,16 +106,16 @@ TEST(ResidentMemory, ExplainPrintsTheChoiceMemoryAndEveryMChoice) {
 }
 
 TEST(ResidentMemory, AWeightServedByTwoBackendsCountsEachLayoutOnce) {
-  // On SM 9.0, auto serves 12288x4096 with cuda_nvfp4 up to M = 256 and with cuda_dequant_cublas
+  // On SM 9.0, auto serves 12288x4096 with cuda_nvfp4 up to M = 2048 and with cuda_dequant_cublas
   // above: the weight is held in both layouts, each once.
   Runner runner(simulated_sm90_options());
   const dispatch::Explanation explanation = runner.explain({1, 12288, 4096, ActivationType::bf16, DType::bf16});
   const dispatch::MemoryReport& memory = explanation.memory;
   ASSERT_EQ(memory.served.size(), 2u) << explanation.to_text();
   EXPECT_EQ(memory.served[0].backend, "cuda_nvfp4");
-  EXPECT_EQ(memory.served[0].m_last, 256);
+  EXPECT_EQ(memory.served[0].m_last, 2048);
   EXPECT_EQ(memory.served[1].backend, "cuda_dequant_cublas");
-  EXPECT_EQ(memory.served[1].m_first, 512);
+  EXPECT_EQ(memory.served[1].m_first, 4096);
   EXPECT_EQ(memory.served_bytes, memory.served[0].resident_bytes + memory.served[1].resident_bytes);
   EXPECT_LT(memory.served_bytes, memory.bf16_bytes) << "two NVFP4 layouts are still smaller than one BF16 copy";
 }

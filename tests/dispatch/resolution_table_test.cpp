@@ -43,6 +43,7 @@ constexpr int kOnly128 = 120800;  // enough for sm_100/sm_120, too old for sm_10
 const GemmProblem kDecodeW4A4{1, 4096, 4096, ActivationType::nvfp4, DType::bf16};
 const GemmProblem kDecodeW4A16{1, 4096, 4096, ActivationType::bf16, DType::bf16};
 const GemmProblem kPrefillW4A16{512, 4096, 4096, ActivationType::bf16, DType::bf16};
+const GemmProblem kLargePrefillW4A16{4096, 4096, 4096, ActivationType::bf16, DType::bf16};
 const GemmProblem kPrefillW4A4{512, 4096, 4096, ActivationType::nvfp4, DType::bf16};
 
 const Row kTable[] = {
@@ -54,7 +55,8 @@ const Row kTable[] = {
     // Hopper (the H200 here): cuBLASLt answers NOT_SUPPORTED.
     {9, 0, kPresent, kDecodeW4A4, "cuda_nvfp4", "not supported by cuBLASLt on sm_90"},
     {9, 0, kPresent, kDecodeW4A16, "cuda_nvfp4", "not supported by cuBLASLt on sm_90"},
-    {9, 0, kPresent, kPrefillW4A16, "cuda_dequant_cublas", "not supported by cuBLASLt on sm_90"},
+    {9, 0, kPresent, kPrefillW4A16, "cuda_nvfp4", "not supported by cuBLASLt on sm_90"},
+    {9, 0, kPresent, kLargePrefillW4A16, "cuda_dequant_cublas", "not supported by cuBLASLt on sm_90"},
     // Blackwell datacenter: native W4A4 through cuBLASLt when the library is there and new enough.
     {10, 0, kPresent, kDecodeW4A4, "cublaslt", ""},
     {10, 0, kPresent, kPrefillW4A4, "cublaslt", ""},
@@ -116,8 +118,8 @@ TEST(ResolutionTable, HostBackendsCloseEveryGpuOrderAndAreCheckedOnTheHost) {
   Runner runner(simulated_options(simulated_gpu(9, 0)));
   GemmProblem f32_prefill = kPrefillW4A16;
   f32_prefill.activation = ActivationType::f32;
-  f32_prefill.m = 512;
-  // The SM 9.0 row for M > 256, then the backends in no SM 9.0 row (listed for explain, never tried).
+  f32_prefill.m = 4096;
+  // The SM 9.0 row for M > 2048, then the backends in no SM 9.0 row (listed for explain, never tried).
   const auto explanation = runner.explain(f32_prefill);
   std::vector<std::string> order;
   for (const auto& candidate : explanation.candidates) order.push_back(candidate.backend);
@@ -143,20 +145,24 @@ TEST(ResolutionTable, Sm90SwitchesFromTheDecodeKernelToCublasAboveMThirtyTwoOnSm
   }
 }
 
-// From 4096 rows and K >= 4096 (measured: the four issue weights), cuda_nvfp4 serves up to M = 256
-// on SM 9.0; K >= 1024 from 16384 rows up to M = 64; dequantize + cuBLAS above.
-TEST(ResolutionTable, Sm90KeepsCudaNvfp4ForLargeWeightsUpToMTwoFiftySix) {
+// From 4096 rows and K >= 4096 (measured: the four issue weights), cuda_nvfp4 serves up to M = 1024
+// on SM 9.0, from 12288 rows up to M = 2048 (its wide prefill kernel); K >= 1024 from 16384 rows
+// up to M = 64; dequantize + cuBLAS above.
+TEST(ResolutionTable, Sm90KeepsCudaNvfp4ForLargeWeightsUpToMTwoThousand) {
   Runner runner(simulated_options(simulated_gpu(9, 0)));
   const auto choice = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
     return runner.explain({m, n, k, ActivationType::bf16, DType::bf16}).choice;
   };
-  for (std::int64_t m : {1, 32, 33, 64, 65, 128, 256}) {
+  for (std::int64_t m : {1, 32, 33, 64, 65, 128, 256, 512, 1024}) {
     EXPECT_EQ(choice(m, 28672, 8192), "cuda_nvfp4") << m;
     EXPECT_EQ(choice(m, 12288, 4096), "cuda_nvfp4") << m;
     EXPECT_EQ(choice(m, 4096, 12288), "cuda_nvfp4") << m;
     EXPECT_EQ(choice(m, 4096, 4096), "cuda_nvfp4") << m;
   }
-  for (std::int64_t m : {257, 1024, 4096}) {
+  EXPECT_EQ(choice(2048, 28672, 8192), "cuda_nvfp4");
+  EXPECT_EQ(choice(2048, 12288, 4096), "cuda_nvfp4");
+  EXPECT_EQ(choice(2048, 4096, 4096), "cuda_dequant_cublas");
+  for (std::int64_t m : {2049, 4096, 8192}) {
     EXPECT_EQ(choice(m, 28672, 8192), "cuda_dequant_cublas") << m;
     EXPECT_EQ(choice(m, 4096, 4096), "cuda_dequant_cublas") << m;
   }
@@ -172,7 +178,9 @@ TEST(ResolutionTable, Sm90KeepsCudaNvfp4ForLargeWeightsUpToMTwoFiftySix) {
   const auto tall = runner.explain({48, 16384, 2048, ActivationType::bf16, DType::bf16});
   EXPECT_NE(tall.order_evidence.find("16384x2048"), std::string::npos) << tall.order_evidence;
   const auto prefill = runner.explain({1024, 28672, 8192, ActivationType::bf16, DType::bf16});
-  EXPECT_NE(prefill.order_evidence.find("28672x8192 864 vs 965"), std::string::npos) << prefill.order_evidence;
+  EXPECT_NE(prefill.order_evidence.find("28672x8192 701.6 vs 849.0"), std::string::npos) << prefill.order_evidence;
+  const auto large = runner.explain({4096, 28672, 8192, ActivationType::bf16, DType::bf16});
+  EXPECT_NE(large.order_evidence.find("28672x8192 2890.9 vs 2906.0"), std::string::npos) << large.order_evidence;
 }
 
 TEST(ResolutionTable, EveryFamilyRowEndsWithTheHostBackendsAndCitesEvidence) {
