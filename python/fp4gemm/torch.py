@@ -63,7 +63,7 @@ class Linear(_Prepared):
         # alpha folds the global scale in (W4A16): read once here, a constant to the compiled graph.
         self.alpha = float(self.weight_scale_2)
         self._release = None
-        self.weight_id = self._prepare()
+        self._on_moved()
 
     _release_op = ops.release
 
@@ -72,6 +72,10 @@ class Linear(_Prepared):
 
     def _on_moved(self):
         self.weight_id = self._prepare()
+        # The eager path's own references to the codes and bias, plain attributes: a buffer is found
+        # by nn.Module.__getattr__ after a failed lookup (~0.7 us a read at M = 1). Refreshed with the
+        # id whenever .to() replaces the buffers; load_state_dict copies into the same tensors.
+        self._eager_codes, self._eager_bias = self.weight, self.bias
 
     @classmethod
     def from_checkpoint(cls, directory: str, prefix: str, device="cpu", out_dtype: Optional[torch.dtype] = None,
@@ -91,9 +95,12 @@ class Linear(_Prepared):
         return cls(codes, scales, global_scale, bias=bias, out_dtype=out_dtype, backend=backend)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        gemm = direct.gemm if use_direct(x) else ops.gemm
-        y = gemm(x, self.weight, self.weight_id, self.alpha, self.out_dtype, self.backend)
-        bias = self.bias  # read once: a buffer is found by nn.Module.__getattr__, after a failed lookup (~0.7 us)
+        if use_direct(x):
+            y = direct.gemm(x, self._eager_codes, self.weight_id, self.alpha, self.out_dtype, self.backend)
+            bias = self._eager_bias
+        else:  # what torch.compile and the dispatch modes see: the op on the module's buffers
+            y = ops.gemm(x, self.weight, self.weight_id, self.alpha, self.out_dtype, self.backend)
+            bias = self.bias
         return y if bias is None else y + bias.to(y.dtype)
 
     def extra_repr(self) -> str:

@@ -168,3 +168,19 @@ def test_python_path_cost_at_m1_on_the_cpu(n, k, backend, calls):
     assert library > 0 and empty > 0 and all(cost > 0 for cost in costs.values())
     if n == 16:
         assert costs["direct.gemm_out"] < costs["ops.gemm_out"] and costs["direct.gemm"] < costs["ops.gemm"]
+
+
+def test_linear_eager_references_follow_the_buffers_when_moved():
+    """Linear's eager path reads its own references to the codes and bias (plain attributes, not a
+    buffer lookup); a move that replaces the buffers refreshes them with the weight's id."""
+    codes, scales, scale_2 = random_weight(48, 64, seed=11)
+    layer = fp4gemm.torch.Linear(codes, scales, scale_2, bias=torch.randn(48), out_dtype=torch.float32, backend="ref")
+    x = torch.randn(3, 64, dtype=torch.bfloat16)
+    before = layer(x)
+    old_id = layer.weight_id
+    layer._apply(lambda tensor: tensor.clone())  # what .to() does: every buffer replaced
+    assert layer._eager_codes is layer.weight and layer._eager_bias is layer.bias
+    assert layer.weight_id != old_id
+    torch.testing.assert_close(layer(x), before, rtol=0, atol=0)
+    torch.testing.assert_close(layer(x), ops.gemm(x, layer.weight, layer.weight_id, layer.alpha, torch.float32, "ref") + layer.bias,
+                               rtol=0, atol=0)
