@@ -7,7 +7,8 @@
 #   decode    explain + bench with peers on the issue shapes at MS (default 1,4,16,32,64), and
 #             cuda_nvfp4 again with FP4GEMM_PDL=0 (the isolated-call cost)
 #   prefill   bench with peers at PREFILL_MS (default 256,512,1024,2048,4096,8192) on the issue
-#             shapes and the expert-sized 2048x4096 and 4096x1024
+#             shapes and the expert-sized 2048x4096 and 4096x1024, then cuda_nvfp4 with each of its
+#             two prefill kernels forced (prefill-kernel.jsonl, wide-kernel.jsonl: what auto chose between)
 #   moe       bench --moe with peers on the default layer (Qwen3.5-397B-A17B experts) at MOE_TOKENS,
 #             then ncu's per-kernel time of its T = 1 call (moe-kernels.csv, moe-routing-kernels.csv)
 #   sanitize  compute-sanitizer memcheck and racecheck on the CUDA kernels' tests at small sizes
@@ -17,6 +18,7 @@
 #                                            scripts/gpu_bundle.sh --archive)
 # Then: COMMIT=<built commit> scripts/results_tables.sh --take h200 decode.jsonl decode-pdl-off.jsonl
 #       COMMIT=<built commit> scripts/results_tables.sh --take h200-moe moe.jsonl
+#       COMMIT=<built commit> scripts/results_tables.sh --take h200-prefill prefill.jsonl
 # Env: T_TESTS, T_BENCH (per shape), T_MOE, T_SAN (per tool and test group) in seconds; SHAPES ("N K;N K");
 # OLD_BIN and OLD_BACKEND (default cuda_nvfp4; cuda_decode before the rename).
 set -uo pipefail
@@ -88,6 +90,10 @@ if wants prefill; then
     read -r n k <<< "$pair"
     step "prefill ${n}x${k}" "${T_BENCH:-120}" "$bin/fp4gemm" bench -m "$prefill_ms" -n "$n" -k "$k" --json \
       >> "$out/prefill.jsonl" 2>> "$out/bench-stderr.txt"
+    for kernel in prefill wide; do
+      FP4GEMM_DECODE_KERNEL=$kernel step "$kernel kernel ${n}x${k}" "${T_BENCH:-120}" "$bin/fp4gemm" bench -m "$prefill_ms" \
+        -n "$n" -k "$k" --backend cuda_nvfp4 --no-peers --json >> "$out/$kernel-kernel.jsonl" 2>> "$out/bench-stderr.txt"
+    done
   done
   python3 "$here/bench_table.py" "$out/prefill.jsonl" > "$out/prefill.md" 2>> "$out/bench-stderr.txt" ||
     note "no prefill table"
@@ -124,8 +130,8 @@ if wants sanitize; then
   # racecheck takes only its K-split test, which covers the same code on smaller shapes; and the
   # nvfp4 group alone took more than 160 s.
   groups=(moe 'CudaMoe*:CudaDequantSlices*'
-          nvfp4 'CudaNvfp4Launch*:CudaNvfp4Chained*:CudaNvfp4Wgmma*:CudaNvfp4Prefill*')
-  race_skipped='CudaNvfp4Prefill.PrefillKernelMatchesTheReference:CudaNvfp4Prefill.PrefillKernelTakesEveryTypeAndStride'
+          nvfp4 'CudaNvfp4Launch*:CudaNvfp4Chained*:CudaNvfp4Wgmma*:CudaNvfp4Prefill*:CudaNvfp4Wide*')
+  race_skipped='CudaNvfp4Prefill.PrefillKernelMatchesTheReference:CudaNvfp4Prefill.PrefillKernelTakesEveryTypeAndStride:CudaNvfp4Wide.WideKernelMatchesTheReference'
   for tool in memcheck racecheck; do
     for ((g = 0; g < ${#groups[@]}; g += 2)); do
       name=${groups[g]} filter=${groups[g + 1]}
