@@ -67,6 +67,24 @@ __device__ __forceinline__ void issue_chunk_wgmmas(float (&accumulators)[kTokens
   issue_chunk_wgmmas_at<kTokens>(accumulators, fragments, activation_descriptor(activation_address));
 }
 
+// One step of a consumer warpgroup's main loop: the chunk's four wgmmas on fragments `current`
+// against the activations whose first descriptor word is `descriptor`, then the retirement of the
+// group kInFlight chunks older (its stage and fragment set are free after this). The accumulators
+// are pinned on both sides, so that ptxas moves none of their uses across the asynchronous MMAs.
+template <int kTokens, int kInFlight>
+__device__ __forceinline__ void issue_chunk_and_retire_older(float (&accumulators)[kTokens / 2],
+                                                             const std::uint32_t (&current)[kBlocksPerChunk][4],
+                                                             std::uint32_t descriptor) {
+#pragma unroll
+  for (int i = 0; i < kTokens / 2; ++i) pin_register(accumulators[i]);
+  wgmma_fence();
+  issue_chunk_wgmmas_at<kTokens>(accumulators, current, descriptor);
+  wgmma_commit();
+  wgmma_wait<kInFlight>();
+#pragma unroll
+  for (int i = 0; i < kTokens / 2; ++i) pin_register(accumulators[i]);
+}
+
 template <class T, int kTokens, class Owned>
 __device__ __forceinline__ void store_accumulator_quads_as(const KernelProblem& args, const float (&sums)[kTokens / 2],
                                                            std::int64_t row, float scale, Owned owned) {

@@ -309,14 +309,8 @@ __global__ void __launch_bounds__(wgmma_cta_threads(kWarpgroups), kStreamed ? st
     const auto step = [&](int chunk, int stage, std::uint32_t(&current)[kBlocksPerChunk][4],
                           std::uint32_t(&following)[kBlocksPerChunk][4]) {
       at.pin();
-#pragma unroll
-      for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
-      wgmma_fence();
-      issue_chunk_wgmmas_at<kTokens>(accumulators, current, at.first_descriptor + std::uint32_t(stage * Layout::kStageBytes >> 4));
-      wgmma_commit();
-      wgmma_wait<kInFlight>();  // the group kInFlight chunks back: its stage and fragment set are free again
-#pragma unroll
-      for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
+      issue_chunk_and_retire_older<kTokens, kInFlight>(accumulators, current,
+                                                       at.first_descriptor + std::uint32_t(stage * Layout::kStageBytes >> 4));
       if (chunk >= kInFlight) release((stage - kInFlight + kStages) % kStages);
       if (chunk + 1 < segment_chunks) {
         const int next = stage + 1 == kStages ? 0 : stage + 1;

@@ -156,14 +156,8 @@ __global__ void __launch_bounds__(kWideThreads, 1) wide_gemm_kernel(const WideGe
   };
   const auto step = [&](int chunk, int stage, std::uint32_t(&current)[kBlocksPerChunk][4], std::uint32_t(&following)[kBlocksPerChunk][4]) {
     at.pin();
-#pragma unroll
-    for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
-    wgmma_fence();
-    issue_chunk_wgmmas_at<kTokens>(accumulators, current, at.first_descriptor + std::uint32_t(stage * Layout::kStageBytes >> 4));
-    wgmma_commit();
-    wgmma_wait<1>();  // the previous chunk's group: its stage and fragment set are free again
-#pragma unroll
-    for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
+    // Retires the previous chunk's group: its stage and fragment set are free again.
+    issue_chunk_and_retire_older<kTokens, 1>(accumulators, current, at.first_descriptor + std::uint32_t(stage * Layout::kStageBytes >> 4));
     if (chunk >= 1) mbarrier_arrive(at.empty + 8 * ((stage + kStages - 1) % kStages));
     if (chunk + 1 < chunks) {
       const int next = stage + 1 == kStages ? 0 : stage + 1;
