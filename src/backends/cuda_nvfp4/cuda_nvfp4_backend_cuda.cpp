@@ -178,6 +178,7 @@ void run_wide(const cuda_nvfp4::Plan& plan, const DecodeWeight& prepared, const 
   cuda_nvfp4::WideGemmArgs args;
   static_cast<cuda_nvfp4::KernelProblem&>(args) = kernel_problem(problem, prepared, alpha, out);
   args.packed_activations = packed.data();
+  args.ctas = int(plan.wide_ctas);
   cuda::check_cuda(cuda_nvfp4::launch_wide_gemm(args, programmatic, stream), "cuda_nvfp4: launching the wide prefill kernel");
 }
 

@@ -23,6 +23,7 @@ Overrides Overrides::from_environment() {
   overrides.wgmma_stream = knob("FP4GEMM_WGMMA_STREAM");
   overrides.pdl = knob("FP4GEMM_PDL");
   overrides.prefill_splits = knob("FP4GEMM_PREFILL_SPLITS");
+  overrides.wide_ctas = knob("FP4GEMM_WIDE_CTAS");
   return overrides;
 }
 

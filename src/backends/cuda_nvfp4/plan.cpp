@@ -94,6 +94,13 @@ void plan_prefill(Plan& plan, const Overrides& overrides) {
   }
 }
 
+void plan_wide(Plan& plan, const Overrides& overrides) {
+  const GemmProblem& problem = plan.problem;
+  const int knob = overrides.wide_ctas ? integer_knob("FP4GEMM_WIDE_CTAS", *overrides.wide_ctas, 1, 1 << 30, "a CTA count") : 0;
+  plan.wide_overridden = knob > 0;
+  plan.wide_ctas = wide_grid_ctas(problem.m, problem.n, plan.multiprocessors, knob);
+}
+
 }  // namespace
 
 bool Plan::mma_programmatic(int resident_ctas_per_sm) const {
@@ -132,7 +139,7 @@ Plan select_plan(const GemmProblem& problem, const DeviceInfo& device, const Ove
     case DecodeKernel::mma: plan_mma(plan, overrides); break;
     case DecodeKernel::wgmma: plan_wgmma(plan, overrides); break;
     case DecodeKernel::prefill: plan_prefill(plan, overrides); break;
-    case DecodeKernel::wide: break;  // one CTA per output tile, nothing to choose
+    case DecodeKernel::wide: plan_wide(plan, overrides); break;
   }
   return plan;
 }

@@ -217,13 +217,14 @@ void describe_prefill(const Plan& plan, std::ostringstream& text) {
 void describe_wide(const Plan& plan, std::ostringstream& text) {
   const std::int64_t tiles = wide_tiles(plan.problem.m, plan.problem.n);
   text << plural(tiles, "tile", "tiles") << " of " << wide_tokens(plan.problem.m) << " activation rows x " << kWideCtaRows
-       << " weight rows, one CTA each, handed out " << kWideRasterTokenBlocks
+       << " weight rows, handed out " << kWideRasterTokenBlocks
        << " activation blocks at a time; two warpgroups decode their 64 weight rows in registers as wgmma.m64n"
-       << wide_tokens(plan.problem.m) << "k16's A, the activations bulk-copied into a shared-memory ring as its B";
+       << wide_tokens(plan.problem.m) << "k16's A, the activations bulk-copied into a shared-memory ring as its B; a persistent grid of "
+       << plural(plan.wide_ctas, "CTA", "CTAs") << (plan.wide_overridden ? " [FP4GEMM_WIDE_CTAS]" : "");
   if (plan.multiprocessors > 0) {
     char waves[32];
     std::snprintf(waves, sizeof waves, "%.2f", double(tiles) / plan.multiprocessors);
-    text << " (" << waves << " waves on " << plan.multiprocessors << " SMs)";
+    text << " (" << waves << " tiles per SM on " << plan.multiprocessors << " SMs)";
   }
 }
 

@@ -84,7 +84,7 @@ std::string plan_token(std::int64_t m, std::int64_t n, std::int64_t k, const Gol
             << shape.stream_ctas << " ctas=" << ctas << " one_per_sm=" << wgmma_one_cta_per_sm(ctas, golden.multiprocessors)
             << " pdl=" << (programmatic ? "on" : "off");
     } else if (plan.kernel == DecodeKernel::wide) {
-      token << ": tokens=" << wide_tokens(m) << " ctas=" << wide_tiles(m, n) << " pdl=" << (programmatic ? "on" : "off");
+      token << ": tokens=" << wide_tokens(m) << " tiles=" << wide_tiles(m, n) << " ctas=" << plan.wide_ctas << " pdl=" << (programmatic ? "on" : "off");
     } else {
       token << ": splits=" << plan.prefill_splits << " ctas=" << prefill_tiles(m, n) * plan.prefill_splits
             << " pdl=" << (programmatic ? "on" : "off");

@@ -235,9 +235,20 @@ TEST(CudaNvfp4KernelPlan, TheWidePrefillKernelRunsFromItsRuleOrWhenForced) {
   EXPECT_EQ(choose_decode_kernel(4096, 4096, 4096, 90, 132), DecodeKernel::wide);
   const std::string plan = describe_kernel_plan({4096, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(plan, "wide prefill kernel (forced by FP4GEMM_DECODE_KERNEL)")) << plan;
-  EXPECT_TRUE(contains(plan, "3584 tiles of 256 activation rows x 128 weight rows, one CTA each")) << plan;
+  EXPECT_TRUE(contains(plan, "3584 tiles of 256 activation rows x 128 weight rows, handed out 4")) << plan;
   EXPECT_TRUE(contains(plan, "wgmma.m64n256k16's A")) << plan;
-  EXPECT_TRUE(contains(plan, "(27.15 waves on 132 SMs)")) << plan;
+  EXPECT_TRUE(contains(plan, "a persistent grid of 132 CTAs (27.15 tiles per SM on 132 SMs)")) << plan;
+  EXPECT_EQ(wide_grid_ctas(4096, 28672, 132), 132);
+  EXPECT_EQ(wide_grid_ctas(256, 4096, 132), 32);  // never more CTAs than tiles
+  EXPECT_EQ(wide_grid_ctas(4096, 28672, 0), 3584);
+  EXPECT_EQ(wide_grid_ctas(4096, 28672, 132, 200), 200);
+  setenv("FP4GEMM_WIDE_CTAS", "264", 1);
+  const std::string forced = describe_kernel_plan({4096, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(forced, "a persistent grid of 264 CTAs [FP4GEMM_WIDE_CTAS]")) << forced;
+  setenv("FP4GEMM_WIDE_CTAS", "many", 1);
+  const std::string typo = describe_kernel_plan({4096, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(typo, "FP4GEMM_WIDE_CTAS must be a CTA count")) << typo;
+  unsetenv("FP4GEMM_WIDE_CTAS");
   EXPECT_TRUE(contains(plan, "prefill (FP4GEMM_DECODE_KERNEL=wide)")) << plan;
   unsetenv("FP4GEMM_DECODE_KERNEL");
 }

@@ -68,7 +68,14 @@ __device__ __forceinline__ WideTile wide_tile(int cta, int token_blocks, int row
   return WideTile{first + local % in_group, local / in_group};
 }
 
-template <int kTokens>
+// A persistent grid (args.ctas CTAs, one per SM): CTA c takes tiles c, c + ctas, ... Each tile starts
+// at stage 0 of the ring, so every stage index stays a compile-time constant of the unrolled ring
+// (computing them per chunk cost more than the persistence saved: docs/kernels/wgmma-wide.md); the
+// stages a tile's last round leaves unused are skipped, and each side keeps a parity bit per stage
+// across tiles. The producers fill the next tile's first stages while the consumers finish and
+// store the current one. Out: the output element type (one epilogue per kernel: three inlined
+// behind a switch left ptxas short of registers in the tile loop).
+template <int kTokens, class Out>
 __global__ void __launch_bounds__(kWideThreads, 1) wide_gemm_kernel(const WideGemmArgs args) {
 #if FP4GEMM_SM90A_DEVICE
   using Layout = WideSharedLayout<kTokens>;
@@ -84,7 +91,7 @@ __global__ void __launch_bounds__(kWideThreads, 1) wide_gemm_kernel(const WideGe
   const int chunks = args.chunks;
   const int token_blocks = (args.m + kTokens - 1) / kTokens;
   const int row_blocks = (args.n + kWideCtaRows - 1) / kWideCtaRows;
-  const WideTile tile = wide_tile(int(blockIdx.x), token_blocks, row_blocks);
+  const int tiles = token_blocks * row_blocks;
 
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < kStages; ++stage) {
@@ -103,28 +110,27 @@ __global__ void __launch_bounds__(kWideThreads, 1) wide_gemm_kernel(const WideGe
     const std::uint32_t stages_address = shared_address(shared);
     const std::uint32_t full_address = shared_address(full), empty_address = shared_address(empty);
     const bool weights = warp == kWeightWarp;
-    const std::uint8_t* source;
-    int bytes, offset;
-    if (weights) {
-      // The weights depend on nothing the previous kernel writes: no wait for it.
-      source = static_cast<const std::uint8_t*>(args.records) + record_offset(std::int64_t(tile.row_block) * kTilesPerBlock, 0, chunks);
-      bytes = kRecordBytes, offset = Layout::kRecordOffset;
-    } else {
-      wait_for_prior_grids();  // the packed activations are the previous kernel's output
-      source = static_cast<const std::uint8_t*>(args.packed_activations) +
-               (std::int64_t(tile.token_block) * chunks) * Layout::kActivationBytes;
-      bytes = Layout::kActivationBytes, offset = Layout::kActivationOffset;
-    }
+    // The weights depend on nothing the previous kernel writes: no wait for it.
+    if (!weights) wait_for_prior_grids();  // the packed activations are the previous kernel's output
+    const int bytes = weights ? kRecordBytes : Layout::kActivationBytes;
+    const int offset = weights ? Layout::kRecordOffset : Layout::kActivationOffset;
     unsigned parity = 0;  // bit s: parity of stage s's next fill
-    for (int base = 0; base < chunks; base += kStages) {
+    for (int t = int(blockIdx.x); t < tiles; t += int(gridDim.x)) {
+      const WideTile tile = wide_tile(t, token_blocks, row_blocks);
+      const std::uint8_t* source =
+          weights ? static_cast<const std::uint8_t*>(args.records) + record_offset(std::int64_t(tile.row_block) * kTilesPerBlock, 0, chunks)
+                  : static_cast<const std::uint8_t*>(args.packed_activations) +
+                        (std::int64_t(tile.token_block) * chunks) * Layout::kActivationBytes;
+      for (int base = 0; base < chunks; base += kStages) {
 #pragma unroll
-      for (int stage = 0; stage < kStages; ++stage) {
-        if (base + stage < chunks) {
-          mbarrier_wait(empty_address + 8 * stage, ((parity >> stage) & 1) ^ 1);
-          parity ^= 1u << stage;
-          mbarrier_arrive_expect_bytes(full_address + 8 * stage, unsigned(bytes));
-          bulk_copy_to_shared(stages_address + stage * Layout::kStageBytes + offset, source, unsigned(bytes), full_address + 8 * stage);
-          source += bytes;
+        for (int stage = 0; stage < kStages; ++stage) {
+          if (base + stage < chunks) {
+            mbarrier_wait(empty_address + 8 * stage, ((parity >> stage) & 1) ^ 1);
+            parity ^= 1u << stage;
+            mbarrier_arrive_expect_bytes(full_address + 8 * stage, unsigned(bytes));
+            bulk_copy_to_shared(stages_address + stage * Layout::kStageBytes + offset, source, unsigned(bytes), full_address + 8 * stage);
+            source += bytes;
+          }
         }
       }
     }
@@ -141,8 +147,6 @@ __global__ void __launch_bounds__(kWideThreads, 1) wide_gemm_kernel(const WideGe
                        shared_address(empty),
                        activation_descriptor(stages + Layout::kActivationOffset)};
   float accumulators[kAccumulators];
-#pragma unroll
-  for (int i = 0; i < kAccumulators; ++i) accumulators[i] = 0.0f;
   // Two fragment sets: chunk c's wgmmas read one while chunk c + 1 is decoded into the other; a set
   // is rewritten only after wgmma_wait<1> retired the group that read it.
   std::uint32_t fragments[2][kBlocksPerChunk][4];
@@ -165,34 +169,40 @@ __global__ void __launch_bounds__(kWideThreads, 1) wide_gemm_kernel(const WideGe
       decode_chunk(next, following);
     }
   };
-  wait_full(0);
-  decode_chunk(0, fragments[0]);
-  for (int base = 0; base < chunks; base += kStages) {
+  wait_for_prior_grids();  // before the first output store (the previous kernel may read out)
+  for (int t = int(blockIdx.x); t < tiles; t += int(gridDim.x)) {
+    const WideTile tile = wide_tile(t, token_blocks, row_blocks);
 #pragma unroll
-    for (int stage = 0; stage < kStages; ++stage) {
-      if (base + stage < chunks) step(base + stage, stage, fragments[stage % 2], fragments[(stage + 1) % 2]);
+    for (int i = 0; i < kAccumulators; ++i) accumulators[i] = 0.0f;
+    wait_full(0);
+    decode_chunk(0, fragments[0]);
+    for (int base = 0; base < chunks; base += kStages) {
+#pragma unroll
+      for (int stage = 0; stage < kStages; ++stage) {
+        if (base + stage < chunks) step(base + stage, stage, fragments[stage % 2], fragments[(stage + 1) % 2]);
+      }
     }
-  }
-  wgmma_wait<0>();
+    wgmma_wait<0>();
 #pragma unroll
-  for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
-  allow_dependent_launch();  // only the epilogue is left
-  wait_for_prior_grids();    // before the output stores (the previous kernel may read out)
-  KernelProblem block = args;  // this tile's rows of the output
-  const std::int64_t first_token = std::int64_t(tile.token_block) * kTokens;
-  block.out = static_cast<std::uint8_t*>(args.out) + first_token * args.out_stride * (args.out_dtype == DType::f32 ? 4 : 2);
-  block.m = int(args.m - first_token);
-  const std::int64_t row = std::int64_t(tile.row_block) * kWideCtaRows + warp * kTileRows + lane / 4;
-  store_accumulator_quads<kTokens>(block, accumulators, row, args.alpha * kDecodeCompensation, [](int) { return true; });
+    for (int i = 0; i < kAccumulators; ++i) pin_register(accumulators[i]);
+    mbarrier_arrive(at.empty + 8 * ((chunks - 1) % kStages));  // the tile's last stage, for the next tile
+    if (t + int(gridDim.x) >= tiles) allow_dependent_launch();  // only the last epilogue is left
+    KernelProblem block = args;  // this tile's rows of the output
+    const std::int64_t first_token = std::int64_t(tile.token_block) * kTokens;
+    block.out = static_cast<Out*>(args.out) + first_token * args.out_stride;
+    block.m = int(args.m - first_token);
+    const std::int64_t row = std::int64_t(tile.row_block) * kWideCtaRows + warp * kTileRows + lane / 4;
+    store_accumulator_quads_as<Out, kTokens>(block, accumulators, row, args.alpha * kDecodeCompensation, [](int) { return true; });
+  }
 #else
   __trap();  // the host launches this kernel on SM 9.0 only, where the sm_90a build runs
 #endif
 }
 
-template <int kTokens>
+template <int kTokens, class Out>
 cudaError_t launch(const WideGemmArgs& args, bool programmatic, cudaStream_t stream) {
   using Layout = WideSharedLayout<kTokens>;
-  const auto kernel = wide_gemm_kernel<kTokens>;
+  const auto kernel = wide_gemm_kernel<kTokens, Out>;
   if (const cudaError_t raised = fp4gemm::cuda::raise_dynamic_shared_limit(reinterpret_cast<const void*>(kernel), Layout::kBytes);
       raised != cudaSuccess) {
     return raised;
@@ -200,7 +210,7 @@ cudaError_t launch(const WideGemmArgs& args, bool programmatic, cudaStream_t str
   static const cudaError_t registers_checked = fp4gemm::cuda::expect_launch_registers(kernel, kWideLaunchRegisters);
   if (registers_checked != cudaSuccess) return registers_checked;
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(unsigned(wide_tiles(args.m, args.n)));
+  config.gridDim = dim3(unsigned(args.ctas));
   config.blockDim = dim3(kWideThreads);
   config.dynamicSmemBytes = Layout::kBytes;
   config.stream = stream;
@@ -213,8 +223,18 @@ cudaError_t launch(const WideGemmArgs& args, bool programmatic, cudaStream_t str
 }  // namespace
 
 cudaError_t launch_wide_gemm(const WideGemmArgs& args, bool programmatic, cudaStream_t stream) {
-  if (args.m <= 0 || args.n <= 0 || args.chunks <= 0 || args.packed_activations == nullptr) return cudaErrorInvalidValue;
-  return wide_tokens(args.m) == 128 ? launch<128>(args, programmatic, stream) : launch<256>(args, programmatic, stream);
+  if (args.m <= 0 || args.n <= 0 || args.chunks <= 0 || args.packed_activations == nullptr || args.ctas < 1 ||
+      args.ctas > wide_tiles(args.m, args.n)) {
+    return cudaErrorInvalidValue;
+  }
+  const bool narrow = wide_tokens(args.m) == 128;
+  switch (args.out_dtype) {
+    case DType::f32: return narrow ? launch<128, float>(args, programmatic, stream) : launch<256, float>(args, programmatic, stream);
+    case DType::bf16:
+      return narrow ? launch<128, __nv_bfloat16>(args, programmatic, stream) : launch<256, __nv_bfloat16>(args, programmatic, stream);
+    case DType::f16: return narrow ? launch<128, __half>(args, programmatic, stream) : launch<256, __half>(args, programmatic, stream);
+  }
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace fp4gemm::cuda_nvfp4

@@ -11,6 +11,7 @@ namespace fp4gemm::cuda_nvfp4 {
 struct WideGemmArgs : KernelProblem {
   // launch_pack_activations with tokens = wide_tokens(m): ceil(m / tokens) blocks of chunks.
   const void* packed_activations = nullptr;
+  int ctas = 0;  // the persistent grid (wide_grid_ctas), 1 to the tiles
 };
 
 // Launches on `stream` (an SM 9.0 GPU only), with programmatic dependent launch when

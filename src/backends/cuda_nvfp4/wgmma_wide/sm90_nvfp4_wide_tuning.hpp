@@ -36,6 +36,14 @@ constexpr int wide_tokens(std::int64_t m) { return m <= kWideNarrowMaxM ? 128 : 
 constexpr std::int64_t wide_tiles(std::int64_t m, std::int64_t n) {
   return (m + wide_tokens(m) - 1) / wide_tokens(m) * ((n + kWideCtaRows - 1) / kWideCtaRows);
 }
+// The persistent grid: one CTA per SM (its shared memory holds one), at most one per tile;
+// `knob` (FP4GEMM_WIDE_CTAS, a measurement knob) sets the count, clamped to the tiles.
+constexpr std::int64_t wide_grid_ctas(std::int64_t m, std::int64_t n, int multiprocessors, int knob = 0) {
+  const std::int64_t tiles = wide_tiles(m, n);
+  const std::int64_t ctas = knob > 0 ? knob : multiprocessors > 0 ? multiprocessors : tiles;
+  return ctas < tiles ? ctas : tiles;
+}
+
 // The SM count the rule assumes when the device's is unknown (an H100 or H200).
 inline constexpr int kWideAssumedMultiprocessors = 132;
 // Whether the kernel switch takes the wide kernel for M x N on `multiprocessors` SMs (0: unknown).

@@ -35,6 +35,22 @@ TEST_F(CudaNvfp4Wide, WideKernelMatchesTheReference) {
   }
 }
 
+// The persistent grid forced small (FP4GEMM_WIDE_CTAS): each CTA walks many tiles, each tile
+// starting at stage 0 of the ring with the parity bits carried on; chunk counts that leave the last
+// round part-used (K = 1040: 17 chunks, 4160: 65, 80: 2), and 1 CTA taking every tile of several
+// activation blocks.
+TEST_F(CudaNvfp4Wide, WideKernelWalksManyTilesPerCta) {
+  const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", "wide");
+  for (const char* ctas : {"1", "3", "7"}) {
+    const ScopedEnv grid("FP4GEMM_WIDE_CTAS", ctas);
+    for (const GemmCase& c : {GemmCase{600, 300, 1040, ActivationType::bf16, DType::f32}, GemmCase{257, 520, 4160, ActivationType::bf16, DType::bf16},
+                              GemmCase{1281, 129, 80, ActivationType::bf16, DType::f16}}) {
+      const std::string failures = check(c);
+      ASSERT_TRUE(failures.empty()) << "wide, " << ctas << " CTAs: " << failures;
+    }
+  }
+}
+
 // Every activation and output type, and strided views: an activation whose rows are not 16-byte
 // aligned (copied first) and outputs with padded rows.
 TEST_F(CudaNvfp4Wide, WideKernelTakesEveryTypeAndStride) {
