@@ -77,7 +77,9 @@ TEST(CudaMoeShape, WorkspaceArraysAreAlignedDisjointAndSizedForTheCall) {
         {layout.expert_out, entries * std::size_t(p.hidden) * 4},
         {layout.shared_intermediate, shared * tokens * std::size_t(p.shared_intermediate) * 4},
         {layout.shared_out, shared * tokens * std::size_t(p.hidden) * 4},
-        {layout.shared_weight, shared * tokens * 4}};
+        {layout.shared_weight, shared * tokens * 4},
+        {layout.wide_blocks, 0},
+        {layout.wide_packed, 0}};
     std::size_t end = 0;
     for (const auto& [offset, bytes] : arrays) {
       EXPECT_EQ(offset % 256, 0u) << p.to_string();
@@ -97,11 +99,12 @@ TEST(CudaMoeShape, TheExpertKernelKnobTakesStreamingStagedOrMmaAndDefaultsToMma)
   EXPECT_EQ(choose_expert_kernel(std::string("streaming")), ExpertKernel::streaming);
   EXPECT_EQ(choose_expert_kernel(std::string("staged")), ExpertKernel::staged);
   EXPECT_EQ(choose_expert_kernel(std::string("mma")), ExpertKernel::mma);
+  EXPECT_EQ(choose_expert_kernel(std::string("wide")), ExpertKernel::wide);
   try {
     choose_expert_kernel(std::string("fast"));
     FAIL() << "a bad knob value was accepted";
   } catch (const Error& error) {
-    EXPECT_NE(std::string(error.what()).find("FP4GEMM_MOE_EXPERT_KERNEL must be streaming, staged or mma, not 'fast'"),
+    EXPECT_NE(std::string(error.what()).find("FP4GEMM_MOE_EXPERT_KERNEL must be streaming, staged, mma or wide, not 'fast'"),
               std::string::npos)
         << error.what();
   }
@@ -112,6 +115,39 @@ TEST(CudaMoeShape, TheExpertKernelKnobTakesStreamingStagedOrMmaAndDefaultsToMma)
 
 // Programmatic dependent launches: SM 9.0 and newer by default, off with FP4GEMM_MOE_PDL=0, never
 // before SM 9.0 (no PDL there); other knob values are refused by name.
+// The wide kernel: taken by default on SM 9.0 from kWideMinEntries expected entries per active
+// expert (Qwen3.5-397B-A17B's layer: T = 4096 has 80, T = 2048 40, T = 1024 20), forced anywhere it can run, never
+// off SM 9.0, for x other than BF16 or for H / I not multiples of 64; its workspace holds every
+// token block it can fill.
+TEST(CudaMoeShape, TheWideKernelServesBusyExpertsOnSm90Only) {
+  const MoeProblem prefill = problem(4096, 10, true, false), smaller = problem(1024, 10, true, false);
+  EXPECT_TRUE(wide_experts_take(prefill, 90, ExpertKernel::mma));
+  EXPECT_TRUE(wide_experts_take(problem(2048, 10, true, false), 90, ExpertKernel::mma));
+  EXPECT_FALSE(wide_experts_take(smaller, 90, ExpertKernel::mma));
+  EXPECT_TRUE(wide_experts_take(smaller, 90, ExpertKernel::wide));
+  EXPECT_TRUE(wide_experts_take(problem(1, 10, true, false), 90, ExpertKernel::wide));
+  EXPECT_FALSE(wide_experts_take(prefill, 89, ExpertKernel::wide));
+  EXPECT_FALSE(wide_experts_take(prefill, 100, ExpertKernel::wide));
+  EXPECT_FALSE(wide_experts_take(prefill, 90, ExpertKernel::staged));
+  MoeProblem odd = prefill;
+  odd.intermediate = 1040;
+  EXPECT_FALSE(wide_experts_take(odd, 90, ExpertKernel::wide));
+  MoeProblem fp32 = prefill;
+  fp32.activation = ActivationType::f32;
+  EXPECT_FALSE(wide_experts_take(fp32, 90, ExpertKernel::wide));
+  // Every expert's last block may be partial: 320 full blocks plus one per active expert.
+  EXPECT_EQ(wide_token_blocks(40960, 512), 320 + 512);
+  EXPECT_EQ(wide_token_blocks(3, 512), 3);
+  EXPECT_EQ(wide_row_blocks(1024, true), 16);
+  EXPECT_EQ(wide_row_blocks(4096, false), 32);
+  EXPECT_EQ(wide_row_blocks(320, false), 3);
+  const WorkspaceLayout plain = workspace_layout(prefill), wide = workspace_layout(prefill, true);
+  EXPECT_EQ(wide.wide_packed - wide.wide_blocks >= (320 + 512 + 1) * 16, true);
+  EXPECT_EQ(wide.total - wide.wide_packed, std::size_t(320 + 512) * (4096 / 64) * 128 * 64 * 2);
+  EXPECT_EQ(wide.wide_packed % 256, 0u);
+  EXPECT_LT(plain.total, wide.wide_blocks + 256);
+}
+
 TEST(CudaMoeShape, ProgrammaticLaunchOnSm90AndNewerUnlessTheKnobSaysZero) {
   EXPECT_TRUE(moe_programmatic_launch(90));
   EXPECT_TRUE(moe_programmatic_launch(100));

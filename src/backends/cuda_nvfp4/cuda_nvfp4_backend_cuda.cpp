@@ -159,9 +159,8 @@ void run_prefill(const cuda_nvfp4::Plan& plan, const DecodeWeight& prepared, con
 }
 
 // The wide prefill kernel's per-call allocation: the activations packed in blocks of
-// wide_tokens(M) rows (sm90_nvfp4_wgmma_pack.hpp), M x K x 2 bytes rounded up to whole blocks.
-std::int64_t wide_workspace_bytes(const GemmProblem& problem, std::int64_t chunks) {
-  const int tokens = cuda_nvfp4::wide_tokens(problem.m);
+// `tokens` rows (sm90_nvfp4_wgmma_pack.hpp), M x K x 2 bytes rounded up to whole blocks.
+std::int64_t wide_workspace_bytes(const GemmProblem& problem, std::int64_t chunks, int tokens) {
   return round_up_256((problem.m + tokens - 1) / tokens * chunks * cuda_nvfp4::packed_chunk_bytes(tokens));
 }
 
@@ -169,15 +168,16 @@ void run_wide(const cuda_nvfp4::Plan& plan, const DecodeWeight& prepared, const 
               std::int64_t activation_stride, float alpha, const MutableDenseView& out, cudaStream_t stream) {
   const GemmProblem& problem = plan.problem;
   const bool programmatic = plan.pdl != cuda_nvfp4::ProgrammaticLaunch::off;
-  const cuda::StreamBuffer packed(static_cast<std::size_t>(wide_workspace_bytes(problem, prepared.chunks)), stream,
+  const cuda::StreamBuffer packed(static_cast<std::size_t>(wide_workspace_bytes(problem, prepared.chunks, plan.wide_tokens)), stream,
                                   "cuda_nvfp4: packed activations of the wide prefill kernel");
   cuda::check_cuda(cuda_nvfp4::launch_pack_activations(activations, activation_stride, int(problem.m), int(problem.k),
-                                                       cuda_nvfp4::wide_tokens(problem.m), int(prepared.chunks), packed.data(),
+                                                       plan.wide_tokens, int(prepared.chunks), packed.data(),
                                                        nullptr, 0, programmatic, stream),
                    "cuda_nvfp4: packing the activations");
   cuda_nvfp4::WideGemmArgs args;
   static_cast<cuda_nvfp4::KernelProblem&>(args) = kernel_problem(problem, prepared, alpha, out);
   args.packed_activations = packed.data();
+  args.tokens = plan.wide_tokens;
   args.ctas = int(plan.wide_ctas);
   cuda::check_cuda(cuda_nvfp4::launch_wide_gemm(args, programmatic, stream), "cuda_nvfp4: launching the wide prefill kernel");
 }
@@ -347,7 +347,7 @@ std::int64_t CudaNvfp4Backend::workspace_bytes(const GemmProblem& problem, const
                wgmma_workspace(chunks, plan.wgmma.tokens, plan.stream.ctas, std::int64_t(cuda_nvfp4::stream_k_slot_bytes(plan.wgmma)))
                    .total();
       case cuda_nvfp4::DecodeKernel::prefill: return staged + prefill_workspace(problem, chunks, plan.prefill_splits).total();
-      case cuda_nvfp4::DecodeKernel::wide: return staged + wide_workspace_bytes(problem, chunks);
+      case cuda_nvfp4::DecodeKernel::wide: return staged + wide_workspace_bytes(problem, chunks, plan.wide_tokens);
     }
   } catch (const Error&) {
     // a malformed knob: kernel_plan() says so, run() throws it

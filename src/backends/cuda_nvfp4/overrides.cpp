@@ -24,6 +24,7 @@ Overrides Overrides::from_environment() {
   overrides.pdl = knob("FP4GEMM_PDL");
   overrides.prefill_splits = knob("FP4GEMM_PREFILL_SPLITS");
   overrides.wide_ctas = knob("FP4GEMM_WIDE_CTAS");
+  overrides.wide_tokens = knob("FP4GEMM_WIDE_TOKENS");
   return overrides;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // The measurement knobs of cuda_nvfp4, read from the environment once per plan into one struct:
 // FP4GEMM_DECODE_KERNEL=mma|wgmma|prefill, FP4GEMM_DECODE_SHAPE, FP4GEMM_WGMMA_SHAPE,
-// FP4GEMM_WGMMA_STREAM, FP4GEMM_PDL, FP4GEMM_PREFILL_SPLITS and FP4GEMM_WIDE_CTAS. Each holds the variable's text; the
+// FP4GEMM_WGMMA_STREAM, FP4GEMM_PDL, FP4GEMM_PREFILL_SPLITS, FP4GEMM_WIDE_CTAS and FP4GEMM_WIDE_TOKENS. Each holds the variable's text; the
 // selector parses a knob where it consults it, so a malformed value fails the plan with a sentence
 // that names the knob and what it must be.
 #include <optional>
@@ -17,6 +17,7 @@ struct Overrides {
   std::optional<std::string> pdl;             // FP4GEMM_PDL: 0 or 1
   std::optional<std::string> prefill_splits;  // FP4GEMM_PREFILL_SPLITS: 1 to kPrefillMaxKSplits
   std::optional<std::string> wide_ctas;       // FP4GEMM_WIDE_CTAS: the wide prefill kernel's persistent grid
+  std::optional<std::string> wide_tokens;     // FP4GEMM_WIDE_TOKENS: its CTA width, 128 or 256
 
   // The knobs set in this process's environment (unset and empty variables are absent).
   static Overrides from_environment();

@@ -5,6 +5,7 @@
 
 #include "backends/cuda_nvfp4/selection_rules.hpp"
 #include "backends/cuda_nvfp4/weight_layout.hpp"
+#include "fp4gemm/error.hpp"
 
 namespace fp4gemm::cuda_nvfp4 {
 namespace {
@@ -97,8 +98,13 @@ void plan_prefill(Plan& plan, const Overrides& overrides) {
 void plan_wide(Plan& plan, const Overrides& overrides) {
   const GemmProblem& problem = plan.problem;
   const int knob = overrides.wide_ctas ? integer_knob("FP4GEMM_WIDE_CTAS", *overrides.wide_ctas, 1, 1 << 30, "a CTA count") : 0;
+  const int tokens = overrides.wide_tokens ? integer_knob("FP4GEMM_WIDE_TOKENS", *overrides.wide_tokens, 128, 256, "128 or 256") : 0;
+  if (tokens != 0 && tokens != 128 && tokens != 256) throw_invalid("FP4GEMM_WIDE_TOKENS must be 128 or 256, not '" + *overrides.wide_tokens + "'");
   plan.wide_overridden = knob > 0;
-  plan.wide_ctas = wide_grid_ctas(problem.m, problem.n, plan.multiprocessors, knob);
+  plan.wide_tokens_overridden = tokens > 0;
+  plan.wide_tokens = tokens > 0 ? tokens : wide_tokens(problem.m, problem.n, plan.multiprocessors);
+  if (tokens == 0 && problem.m > kWideNarrowMaxM) plan.rules.insert(plan.rules.end(), {"kWideNarrowTileCost", "kWideNarrowMinGain"});
+  plan.wide_ctas = wide_grid_ctas(problem.m, problem.n, plan.multiprocessors, knob, plan.wide_tokens);
 }
 
 }  // namespace

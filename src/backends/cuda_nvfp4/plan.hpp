@@ -46,8 +46,10 @@ struct Plan {
   StreamKPartition stream{};        // wgmma with stream_ctas > 0: how the CTAs share the work
   int prefill_splits = 1;           // prefill: K split of each output tile
   bool prefill_overridden = false;  // FP4GEMM_PREFILL_SPLITS set it
+  int wide_tokens = 0;              // wide prefill: the CTA width in activation rows
   std::int64_t wide_ctas = 0;       // wide prefill: the persistent grid
-  bool wide_overridden = false;     // FP4GEMM_WIDE_CTAS set it
+  bool wide_overridden = false;     // FP4GEMM_WIDE_CTAS set the grid
+  bool wide_tokens_overridden = false;  // FP4GEMM_WIDE_TOKENS set the width
   ProgrammaticLaunch pdl = ProgrammaticLaunch::off;  // for mma.sync, when_grid_fills is decided at launch by the occupancy
 
   std::vector<std::string_view> rules;  // the selection_rules.hpp rows that decided, by name

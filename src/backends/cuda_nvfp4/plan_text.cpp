@@ -215,11 +215,12 @@ void describe_prefill(const Plan& plan, std::ostringstream& text) {
 }
 
 void describe_wide(const Plan& plan, std::ostringstream& text) {
-  const std::int64_t tiles = wide_tiles(plan.problem.m, plan.problem.n);
-  text << plural(tiles, "tile", "tiles") << " of " << wide_tokens(plan.problem.m) << " activation rows x " << kWideCtaRows
+  const std::int64_t tiles = wide_tiles(plan.problem.m, plan.problem.n, plan.wide_tokens);
+  text << plural(tiles, "tile", "tiles") << " of " << plan.wide_tokens << " activation rows"
+       << (plan.wide_tokens_overridden ? " [FP4GEMM_WIDE_TOKENS]" : "") << " x " << kWideCtaRows
        << " weight rows, handed out " << kWideRasterTokenBlocks
        << " activation blocks at a time; two warpgroups decode their 64 weight rows in registers as wgmma.m64n"
-       << wide_tokens(plan.problem.m) << "k16's A, the activations bulk-copied into a shared-memory ring as its B; a persistent grid of "
+       << plan.wide_tokens << "k16's A, the activations bulk-copied into a shared-memory ring as its B; a persistent grid of "
        << plural(plan.wide_ctas, "CTA", "CTAs") << (plan.wide_overridden ? " [FP4GEMM_WIDE_CTAS]" : "");
   if (plan.multiprocessors > 0) {
     char waves[32];

@@ -82,6 +82,11 @@ inline constexpr SelectionRule kSelectionRules[] = {
      "H100, wide / prefill: 28672x8192 M = 256 197.0 vs 260.4 us, M = 4096 2928 vs 4015; M = 65-255 not measured"},
     {"kernel", "kWideMinSmFill", 0.7, "the share of SMs the wide kernel's one-CTA tiles must cover (it has no K split)",
      "H100: 12288x4096 M = 256 (96 tiles) 50.5 vs 67.1 us; 2048x4096 M = 1024 (64 tiles) lost, 50.2 vs 36.1"},
+    // The wide prefill kernel's CTA width above kWideNarrowMaxM (256 or 128 activation rows).
+    {"wide", "kWideNarrowTileCost", 0.57, "a 128-row tile's time as a share of a 256-row tile's, in the width's wave model",
+     "H100, persistent grid: 28672x8192 M = 4096 7168 tiles of 128 3483.6 us, 3584 of 256 3068.4"},
+    {"wide", "kWideNarrowMinGain", 0.9, "128 rows are taken where the model's time falls below this share of 256's",
+     "H100, 128 vs 256: 12288x4096 M = 512 (model 0.85) 101.9 vs 108.2 us; 28672x8192 M = 512 (0.99) lost, 450.8 vs 419.0"},
     // The prefill kernel's K split.
     {"prefill", "kPrefillMaxKSplits", 8, "the most ways a prefill tile's K is split",
      "4096x12288 M = 65: 4 ways 89.9 -> 33.1 us; 28672x8192 2-8 ways 17-60% slower"},

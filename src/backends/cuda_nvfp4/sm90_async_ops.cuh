@@ -65,6 +65,16 @@ __device__ __forceinline__ std::uint32_t load_shared_2(std::uint32_t address) {
   asm volatile("ld.shared.u16 %0, [%1];" : "=h"(value) : "r"(address));
   return value;
 }
+__device__ __forceinline__ uint2 load_shared_8(std::uint32_t address) {
+  uint2 value;
+  asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(value.x), "=r"(value.y) : "r"(address));
+  return value;
+}
+__device__ __forceinline__ std::uint32_t load_shared_1(std::uint32_t address) {
+  std::uint32_t value;
+  asm volatile("ld.shared.u8 %0, [%1];" : "=r"(value) : "r"(address));
+  return value;
+}
 
 // A barrier among the first `threads` threads of the CTA (a multiple of 32) on hardware barrier
 // `id` (1-15; 0 is __syncthreads'), leaving the other warps running.
@@ -83,6 +93,20 @@ __device__ __forceinline__ void bulk_copy_to_shared(std::uint32_t destination_ad
 __device__ __forceinline__ void bulk_copy_to_shared(void* destination, const void* source, unsigned bytes,
                                                     std::uint64_t* barrier) {
   bulk_copy_to_shared(shared_address(destination), source, bytes, shared_address(barrier));
+}
+
+// Per-thread asynchronous copies (cp.async) of 16 bytes (both addresses 16-byte aligned; through L2
+// only) or 4 bytes (4-byte aligned) from global to this CTA's shared memory, for rows too scattered
+// for one bulk copy; then an arrival on `barrier_address` once all of this thread's earlier copies
+// have landed, counted as one of the barrier's expected arrivals (.noinc).
+__device__ __forceinline__ void copy_async_16(std::uint32_t destination_address, const void* source) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(destination_address), "l"(source) : "memory");
+}
+__device__ __forceinline__ void copy_async_4(std::uint32_t destination_address, const void* source) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(destination_address), "l"(source) : "memory");
+}
+__device__ __forceinline__ void mbarrier_arrive_on_copies(std::uint32_t barrier_address) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(barrier_address) : "memory");
 }
 
 // The same copy delivered to every CTA of the cluster in `cta_mask`, at the same shared-memory

@@ -9,6 +9,7 @@
 #include "moe/cuda_moe/cuda_moe_layout.hpp"
 #include "moe/cuda_moe/cuda_moe_mma.hpp"
 #include "moe/cuda_moe/cuda_moe_shape.hpp"
+#include "moe/cuda_moe/wide/cuda_moe_wide.hpp"
 
 namespace fp4gemm::moe {
 namespace {
@@ -104,10 +105,12 @@ CheckResult CudaMoeBackend::check_problem(const MoeProblem& problem, const Devic
   if (problem.tokens * problem.top_k >= std::int64_t(INT_MAX)) {
     return CheckResult::fail("indexes the T·k (token, expert) entries with 32-bit integers; T·k must be below 2^31");
   }
-  const double workspace = double(cuda_moe::workspace_layout(problem).total);
+  const bool wide = cuda_moe::wide_experts_take(problem, device.sm(), expert_kernel_from_environment());
+  const double workspace = double(cuda_moe::workspace_layout(problem, wide).total);
   if (device.free_memory_bytes > 0 && workspace > double(device.free_memory_bytes)) {
     return CheckResult::fail("its per-call workspace needs " + std::to_string(std::int64_t(workspace) >> 20) +
-                             " MiB (h and y for each of the T·k entries) but the GPU has " +
+                             " MiB (h and y for each of the T·k entries" + (wide ? ", and the wide kernel's packed entries" : "") +
+                             ") but the GPU has " +
                              std::to_string(device.free_memory_bytes >> 20) + " MiB free");
   }
   return CheckResult::pass();
@@ -135,13 +138,31 @@ std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo& de
     text += std::string("; the ") + (problem.shared_dense ? "dense (FP32)" : "NVFP4") + " shared expert on all " +
             std::to_string(problem.tokens) + " tokens (3 launches)";
   }
+  const bool wide = cuda_moe::wide_experts_take(problem, device.sm(), asked);
+  if (wide) {
+    const std::int64_t blocks = cuda_moe::wide_token_blocks(entries, problem.experts);
+    text = (problem.routing_given ? std::string("given routing")
+                                  : std::string("routing (router logits over E/2 x T/8 blocks; softmax + top-k, one warp per token)")) +
+           (entries <= cuda_moe::kOneBlockPermuteEntries ? "; permutation (one block)" : "; permutation (count, scan, place)") +
+           "; the routed experts on the wide kernel (" + std::to_string(entries / std::min(problem.experts, entries)) +
+           " expected entries per active expert" +
+           (asked == cuda_moe::ExpertKernel::wide ? ", set by FP4GEMM_MOE_EXPERT_KERNEL=wide"
+                                                  : " >= " + std::to_string(cuda_moe::kWideMinEntries) + " on SM 9.0") +
+           "): token blocks of " + std::to_string(cuda_moe::kWideEntries) + " entries of one expert (at most " + std::to_string(blocks) +
+           "), x gathered and packed per block, gate_up on wgmma (" + std::to_string(cuda_moe::wide_row_blocks(problem.intermediate, true)) +
+           " x " + std::to_string(blocks) + " CTAs, 64 gate and 64 up rows each), h packed, down (" +
+           std::to_string(cuda_moe::wide_row_blocks(problem.hidden, false)) + " x " + std::to_string(blocks) +
+           " CTAs); packed entries " + std::to_string(cuda_moe::workspace_layout(problem, true).wide_packed >> 20) + " MiB of the workspace";
+    if (problem.shared_expert) text += "; the shared expert on the mma kernel";
+    return text + "; weighted combine (1 launch)";
+  }
   const std::string decode = mma ? "; tensor-core (mma.sync BF16) NVFP4 decode, h in BF16, " : "; CUDA-core NVFP4 decode, ";
   const bool knob_set = knob("FP4GEMM_MOE_EXPERT_KERNEL").has_value();
   const std::string launches = cuda_moe::moe_programmatic_launch(device.sm(), knob("FP4GEMM_MOE_PDL"))
                                    ? "; routing, permutation, tensor-core and combine kernels as programmatic dependent launches"
                                    : "";
   return text + "; weighted combine (1 launch)" + decode + cuda_moe::expert_kernel_name(kernel) + " expert kernel" +
-         (knob_set ? " (set by FP4GEMM_MOE_EXPERT_KERNEL)" : " (FP4GEMM_MOE_EXPERT_KERNEL=streaming|staged|mma picks another)") + launches;
+         (knob_set ? " (set by FP4GEMM_MOE_EXPERT_KERNEL)" : " (FP4GEMM_MOE_EXPERT_KERNEL=streaming|staged|mma|wide picks another)") + launches;
 }
 
 void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const MutableDenseView& out, const RunContext& context) {
@@ -157,11 +178,15 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
   const std::int64_t tokens = problem.tokens, hidden = problem.hidden, experts = problem.experts;
   const int k = problem.top_k;
 
-  const cuda_moe::ExpertKernel kernel = expert_kernel_from_environment();
+  const cuda_moe::ExpertKernel asked = expert_kernel_from_environment();
+  // The wide kernel is the routed experts' only; elsewhere `wide` runs as mma.
+  const cuda_moe::ExpertKernel kernel = asked == cuda_moe::ExpertKernel::wide ? cuda_moe::ExpertKernel::mma : asked;
   const bool programmatic = cuda_moe::moe_programmatic_launch(prepared.sm, knob("FP4GEMM_MOE_PDL"));
-  const cuda_moe::WorkspaceLayout layout = cuda_moe::workspace_layout(problem);
-  const cuda::StreamBuffer workspace(layout.total, stream, "cuda_moe: the per-call workspace");
   const cuda_moe::DeviceRows x{call.x.data, call.x.dtype == DType::bf16, call.x.stride()};
+  const bool wide = cuda_moe::wide_experts_take(problem, prepared.sm, asked) &&
+                    cuda_moe::wide_takes(prepared.gate_up.view(), prepared.down.view(), x);
+  const cuda_moe::WorkspaceLayout layout = cuda_moe::workspace_layout(problem, wide);
+  const cuda::StreamBuffer workspace(layout.total, stream, "cuda_moe: the per-call workspace");
 
   // 1. routing
   const std::int32_t* ids = call.routing.topk_ids;
@@ -190,8 +215,15 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
   const bool round_to_bf16 = call.x.dtype == DType::bf16;
   auto* h = at<float>(workspace, layout.intermediate);
   auto* y = at<float>(workspace, layout.expert_out);
-  run_experts(prepared.gate_up.view(), prepared.down.view(), x, routed, tokens * k / routed.expert_slots, round_to_bf16, kernel, h,
-              y, stream, programmatic);
+  if (wide) {
+    const cuda_moe::WideScratch scratch{at<std::uint8_t>(workspace, layout.wide_blocks), at<std::uint8_t>(workspace, layout.wide_packed),
+                                        cuda_moe::wide_token_blocks(tokens * k, experts)};
+    cuda_moe::launch_wide_experts(prepared.gate_up.view(), prepared.down.view(), x, routed, scratch, reinterpret_cast<__nv_bfloat16*>(h),
+                                  y, stream);
+  } else {
+    run_experts(prepared.gate_up.view(), prepared.down.view(), x, routed, tokens * k / routed.expert_slots, round_to_bf16, kernel, h,
+                y, stream, programmatic);
+  }
   // The shared expert: one group of every token, in slices over grid.y.
   float* shared_y = nullptr;
   float* shared_weight = nullptr;

@@ -30,6 +30,7 @@
 #include "moe/cuda_moe/cuda_moe_grouping.cuh"
 #include "moe/cuda_moe/cuda_moe_launch.cuh"
 #include "moe/cuda_moe/cuda_moe_mma.hpp"
+#include "moe/cuda_moe/cuda_moe_pair_decode.cuh"
 #include "moe/cuda_moe/cuda_moe_shape.hpp"
 
 namespace fp4gemm::moe::cuda_moe {
@@ -45,15 +46,6 @@ constexpr int kThreads = kMmaWarpsK * 32;
 constexpr int kChunk = 64;         // columns per chunk: 4 MMA blocks of 16
 constexpr int kLaneColumns = 16;   // a lane's columns of a chunk: one NVFP4 block
 constexpr int kTilesPerWarp = 2;   // weight tiles of 16 rows a warp owns
-
-// Nibbles `pair` and `pair` + 4 of a code word (columns c and c + 4) as BF16x2 bits of value·2^-126:
-// code bits 0-2 go to BF16 bits 6-8, bit 3 to bit 15, in both 16-bit lanes at once.
-__device__ __forceinline__ std::uint32_t pair_bits(std::uint32_t word, int pair) {
-  const int shift = 6 - 4 * pair;  // low bits; the sign moves 6 further
-  const std::uint32_t low = shift >= 0 ? word << shift : word >> -shift;
-  const std::uint32_t sign = shift + 6 >= 0 ? word << (shift + 6) : word >> -(shift + 6);
-  return (low & 0x01C001C0u) | (sign & 0x80008000u);
-}
 
 // A warp's weights of one chunk: per tile, rows g and g + 8 (16 codes each) and their scales
 // (row g in byte 0, row g + 8 in byte 1, as lookup_row_scales takes them).

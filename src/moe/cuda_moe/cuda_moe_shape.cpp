@@ -8,6 +8,7 @@ namespace fp4gemm::moe::cuda_moe {
 namespace {
 
 constexpr std::size_t kArrayAlignment = 256;
+constexpr std::int64_t kMaxGridY = 65535;
 
 // Appends an array of `bytes` to the layout and returns its offset.
 std::size_t place(std::size_t& total, std::size_t bytes) {
@@ -23,7 +24,8 @@ ExpertKernel choose_expert_kernel(const std::optional<std::string>& knob) {
   if (*knob == "streaming") return ExpertKernel::streaming;
   if (*knob == "staged") return ExpertKernel::staged;
   if (*knob == "mma") return ExpertKernel::mma;
-  throw_invalid("FP4GEMM_MOE_EXPERT_KERNEL must be streaming, staged or mma, not '" + *knob + "'");
+  if (*knob == "wide") return ExpertKernel::wide;
+  throw_invalid("FP4GEMM_MOE_EXPERT_KERNEL must be streaming, staged, mma or wide, not '" + *knob + "'");
 }
 
 const char* expert_kernel_name(ExpertKernel kernel) {
@@ -31,6 +33,7 @@ const char* expert_kernel_name(ExpertKernel kernel) {
     case ExpertKernel::streaming: return "streaming";
     case ExpertKernel::staged: return "staged";
     case ExpertKernel::mma: return "mma";
+    case ExpertKernel::wide: return "wide";
   }
   return "?";
 }
@@ -55,6 +58,18 @@ bool mma_pipelined(int entry_tiles, const std::optional<std::string>& knob) {
   return entry_tiles == 1;
 }
 
+bool wide_experts_take(const MoeProblem& problem, int sm, ExpertKernel asked) {
+  if (asked != ExpertKernel::mma && asked != ExpertKernel::wide) return false;
+  if (sm != 90 || problem.activation != ActivationType::bf16 || problem.hidden % 64 != 0 || problem.intermediate % 64 != 0) return false;
+  const std::int64_t entries = problem.tokens * problem.top_k;
+  if (entries == 0 || wide_token_blocks(entries, problem.experts) > kMaxGridY) return false;
+  return asked == ExpertKernel::wide || entries / std::min(problem.experts, entries) >= kWideMinEntries;
+}
+
+std::int64_t wide_token_blocks(std::int64_t entries, std::int64_t experts) {
+  return entries / kWideEntries + std::min(experts, entries);
+}
+
 bool moe_programmatic_launch(int sm, const std::optional<std::string>& knob) {
   if (knob && *knob != "0" && *knob != "1") throw_invalid("FP4GEMM_MOE_PDL must be 0 or 1, not '" + *knob + "'");
   return sm >= 90 && !(knob && *knob == "0");
@@ -69,7 +84,6 @@ GroupedGrid grouped_grid(std::int64_t rows, std::int64_t experts, std::int64_t e
 }
 
 SingleGroupSplit single_group_split(std::int64_t entries) {
-  constexpr std::int64_t kMaxGridY = 65535;
   const std::int64_t chunks = (entries + kTokensPerChunk - 1) / kTokensPerChunk;
   const std::int64_t chunks_per_slot = std::max<std::int64_t>(1, (chunks + kMaxGridY - 1) / kMaxGridY);
   SingleGroupSplit split;
@@ -78,7 +92,7 @@ SingleGroupSplit single_group_split(std::int64_t entries) {
   return split;
 }
 
-WorkspaceLayout workspace_layout(const MoeProblem& problem) {
+WorkspaceLayout workspace_layout(const MoeProblem& problem, bool wide_experts) {
   const auto tokens = std::size_t(problem.tokens), experts = std::size_t(problem.experts);
   const std::size_t entries = tokens * std::size_t(problem.top_k);
   const std::size_t hidden = std::size_t(problem.hidden), intermediate = std::size_t(problem.intermediate);
@@ -101,6 +115,10 @@ WorkspaceLayout workspace_layout(const MoeProblem& problem) {
   layout.shared_intermediate = place(total, shared ? tokens * std::size_t(problem.shared_intermediate) * sizeof(float) : 0);
   layout.shared_out = place(total, shared ? tokens * hidden * sizeof(float) : 0);
   layout.shared_weight = place(total, shared ? tokens * sizeof(float) : 0);
+  const std::size_t blocks = wide_experts ? std::size_t(wide_token_blocks(std::int64_t(entries), problem.experts)) : 0;
+  const std::size_t chunks = (std::max(hidden, intermediate) + 63) / 64;
+  layout.wide_blocks = place(total, blocks == 0 ? 0 : (blocks + 1) * 4 * sizeof(std::int32_t));
+  layout.wide_packed = place(total, blocks * chunks * kWideEntries * 64 * 2);
   return layout;
 }
 

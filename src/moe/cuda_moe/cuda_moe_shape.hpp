@@ -86,9 +86,12 @@ constexpr int unit_elements_for(std::int64_t k) { return k % 32 == 0 ? 32 : 16; 
 // memory per K tile: any x, and the dense FP32 shared expert) or `streaming` (CUDA-core decode, no
 // shared memory; measured slower than mma at T = 1 and 8). x that is not BF16 (FP32, or NVFP4 for
 // W4A4) takes the staged kernel.
-enum class ExpertKernel { streaming, staged, mma };
+// `wide` (SM 9.0, wide/cuda_moe_wide.cu): the routed experts of a prefill on wgmma, where mma
+// would decode each weight once per 32 entries (wide_experts_take says where `auto` takes it).
+enum class ExpertKernel { streaming, staged, mma, wide };
 // The kernel for this call: FP4GEMM_MOE_EXPERT_KERNEL's value when given (`knob`: streaming,
-// staged or mma; anything else throws a sentence naming the knob), else mma.
+// staged, mma or wide; anything else throws a sentence naming the knob), else mma (which becomes
+// wide where wide_experts_take holds).
 ExpertKernel choose_expert_kernel(const std::optional<std::string>& knob);
 const char* expert_kernel_name(ExpertKernel kernel);
 
@@ -117,6 +120,30 @@ int mma_entry_tiles(std::int64_t entries_per_group, const std::optional<std::str
 // sentence naming it). Four entry tiles hold a batch of one chunk: never staged.
 bool mma_pipelined(int entry_tiles, const std::optional<std::string>& knob = std::nullopt);
 
+// The wide expert kernel (wide/cuda_moe_wide.cu, SM 9.0): a CTA multiplies kWideEntries entries of
+// one expert (a token block: wgmma's N) with kWideRows weight rows (gate_up: 64 gate rows and the
+// 64 up rows of the same outputs; down: 128 rows) decoded in registers as wgmma's A, the entries'
+// rows gathered and packed per call into the image its shared-memory B reads. The default mma
+// kernel hands the routed experts to it on SM 9.0 from kWideMinEntries expected entries per
+// active expert, when H and I are multiples of 64 (whole chunks: the copies stay aligned).
+// Measured on an H100, Qwen3.5-397B-A17B layer, given routing, wide vs mma, µs: T = 1024 (20
+// entries per expert) 3638 vs 3706, T = 2048 (40) 4008 vs 5750, T = 4096 (80) 4801 vs 9416; T = 512
+// (10) lost, 3469 vs 2158: a token block is 128 entries wide however few an expert has.
+inline constexpr int kWideEntries = 128;
+inline constexpr int kWideRows = 128;
+inline constexpr std::int64_t kWideMinEntries = 32;
+// Whether the routed experts of `problem` run on the wide kernel on an SM `sm` GPU, given the asked
+// kernel (mma, the default: from kWideMinEntries; wide: wherever it can run).
+bool wide_experts_take(const MoeProblem& problem, int sm, ExpertKernel asked);
+// The most token blocks of kWideEntries that `entries` entries over at most `experts` groups fill
+// (every group's last block may be partial): the wide launches' fixed grid.y.
+std::int64_t wide_token_blocks(std::int64_t entries, std::int64_t experts);
+// The wide kernel's row blocks of one expert: gate_up 64 outputs, down 128 rows.
+constexpr std::int64_t wide_row_blocks(std::int64_t out_rows, bool gate_up) {
+  const std::int64_t rows = gate_up ? kWideRows / 2 : kWideRows;
+  return (out_rows + rows - 1) / rows;
+}
+
 // The shared expert's launch: one group of all T entries, split over grid.y into `slots` slices
 // of `slice` entries (a multiple of kTokensPerChunk), so T tokens run on T/8 blocks per row tile
 // and not in one block's loop.
@@ -135,8 +162,11 @@ struct WorkspaceLayout {
   std::size_t intermediate = 0;               // h [T·k, I] float
   std::size_t expert_out = 0;                 // y [T·k, H] float
   std::size_t shared_intermediate = 0, shared_out = 0, shared_weight = 0;  // [T, I_s], [T, H], [T] float
+  // The wide kernel's: its token blocks (int4 expert, first, end entry; then their count) and the
+  // packed entries of every block, chunks of max(H, I) (x for gate_up, then h for down).
+  std::size_t wide_blocks = 0, wide_packed = 0;
   std::size_t total = 0;
 };
-WorkspaceLayout workspace_layout(const MoeProblem& problem);
+WorkspaceLayout workspace_layout(const MoeProblem& problem, bool wide_experts = false);
 
 }  // namespace fp4gemm::moe::cuda_moe

@@ -27,7 +27,7 @@ namespace {
 const std::filesystem::path kGolden = std::filesystem::path(__FILE__).parent_path() / "plan_golden.txt";
 
 const char* const kKnobs[] = {"FP4GEMM_DECODE_KERNEL", "FP4GEMM_DECODE_SHAPE", "FP4GEMM_WGMMA_SHAPE", "FP4GEMM_WGMMA_STREAM",
-                              "FP4GEMM_PDL", "FP4GEMM_PREFILL_SPLITS"};
+                              "FP4GEMM_PDL", "FP4GEMM_PREFILL_SPLITS", "FP4GEMM_WIDE_CTAS", "FP4GEMM_WIDE_TOKENS"};
 
 // A fixed model of the mma.sync kernels' occupancy (CTAs per SM), close to the compiled kernels'
 // registers on SM 9.0: 65536 registers and 64 warps per SM.

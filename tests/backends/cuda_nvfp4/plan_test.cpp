@@ -238,6 +238,13 @@ TEST(CudaNvfp4KernelPlan, TheWidePrefillKernelRunsFromItsRuleOrWhenForced) {
   EXPECT_TRUE(contains(plan, "3584 tiles of 256 activation rows x 128 weight rows, handed out 4")) << plan;
   EXPECT_TRUE(contains(plan, "wgmma.m64n256k16's A")) << plan;
   EXPECT_TRUE(contains(plan, "a persistent grid of 132 CTAs (27.15 tiles per SM on 132 SMs)")) << plan;
+  // The width's wave model against the H100 runs behind kWideNarrowTileCost / kWideNarrowMinGain.
+  EXPECT_EQ(wide_tokens(512, 12288, 132), 128);   // 101.9 vs 108.2 us
+  EXPECT_EQ(wide_tokens(512, 28672, 132), 256);   // 450.8 vs 419.0
+  EXPECT_EQ(wide_tokens(1024, 12288, 132), 256);  // 205.3 vs 176.3
+  EXPECT_EQ(wide_tokens(256, 28672, 132), 256);   // 246.4 vs 211.0
+  EXPECT_EQ(wide_tokens(4096, 4096, 132), 256);   // 281.9 vs 245.5
+  EXPECT_EQ(wide_tokens(100, 28672, 132), 128);
   EXPECT_EQ(wide_grid_ctas(4096, 28672, 132), 132);
   EXPECT_EQ(wide_grid_ctas(256, 4096, 132), 32);  // never more CTAs than tiles
   EXPECT_EQ(wide_grid_ctas(4096, 28672, 0), 3584);
@@ -249,6 +256,14 @@ TEST(CudaNvfp4KernelPlan, TheWidePrefillKernelRunsFromItsRuleOrWhenForced) {
   const std::string typo = describe_kernel_plan({4096, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
   EXPECT_TRUE(contains(typo, "FP4GEMM_WIDE_CTAS must be a CTA count")) << typo;
   unsetenv("FP4GEMM_WIDE_CTAS");
+  setenv("FP4GEMM_WIDE_TOKENS", "128", 1);
+  const std::string narrow = describe_kernel_plan({4096, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(narrow, "7168 tiles of 128 activation rows [FP4GEMM_WIDE_TOKENS] x 128 weight rows")) << narrow;
+  EXPECT_TRUE(contains(narrow, "wgmma.m64n128k16's A")) << narrow;
+  setenv("FP4GEMM_WIDE_TOKENS", "192", 1);
+  const std::string odd = describe_kernel_plan({4096, 28672, 8192, ActivationType::bf16, DType::bf16}, h200);
+  EXPECT_TRUE(contains(odd, "FP4GEMM_WIDE_TOKENS must be 128 or 256")) << odd;
+  unsetenv("FP4GEMM_WIDE_TOKENS");
   EXPECT_TRUE(contains(plan, "prefill (FP4GEMM_DECODE_KERNEL=wide)")) << plan;
   unsetenv("FP4GEMM_DECODE_KERNEL");
 }

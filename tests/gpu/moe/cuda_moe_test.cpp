@@ -119,8 +119,9 @@ class CudaMoe : public ::testing::Test {
     return failures.empty() ? "" : c.to_string() + ", " + label + ":\n" + failures;
   }
 
-  // Every case runs on every expert kernel: streaming, staged, then mma (BF16 x; other x falls
-  // back to staged), the default, which the knob's removal leaves in place.
+  // Every case runs on every expert kernel: streaming, staged, mma (BF16 x; other x falls back to
+  // staged) and wide (SM 9.0, H and I multiples of 64; elsewhere it runs as mma), then mma, the
+  // default, which the knob's removal leaves in place.
   void expect_correct(const MoeCase& c) {
     for_each_expert_kernel([&](const char* kernel) {
       const std::string failures = run_case(c);
@@ -129,7 +130,7 @@ class CudaMoe : public ::testing::Test {
   }
 
   static void for_each_expert_kernel(const std::function<void(const char*)>& body) {
-    for (const char* kernel : {"streaming", "staged", "mma"}) {
+    for (const char* kernel : {"streaming", "staged", "wide", "mma"}) {
       setenv("FP4GEMM_MOE_EXPERT_KERNEL", kernel, 1);
       body(kernel);
     }
@@ -311,6 +312,39 @@ TEST_F(CudaMoe, TensorCoreKernelAtEveryEntryTiling) {
     EXPECT_TRUE(failures.empty()) << tiles << " entry tiles: " << failures;
   }
   unsetenv("FP4GEMM_MOE_MMA_ENTRY_TILES");
+  unsetenv("FP4GEMM_MOE_EXPERT_KERNEL");
+}
+
+// The wide kernel (forced) over many token blocks: experts with several blocks and a part-filled
+// last one, an expert with none, H not a multiple of its 128 down rows, I of 3 gate_up row blocks;
+// given and routed, with and without the shared expert; then every token on one expert (10 blocks
+// of one expert) and one token (every block part-filled).
+TEST_F(CudaMoe, WideKernelOverManyTokenBlocks) {
+  setenv("FP4GEMM_MOE_EXPERT_KERNEL", "wide", 1);
+  MoeCase c;
+  c.layer.hidden = 320;
+  c.layer.intermediate = 192;
+  c.layer.experts = 7;
+  c.tokens = 300;
+  c.top_k = 3;
+  for (const Routing routing : {Routing::given, Routing::router}) {
+    c.routing = routing;
+    for (const SharedKind shared : {SharedKind::none, SharedKind::nvfp4}) {
+      c.layer.shared = shared;
+      const std::string failures = run_case(c);
+      EXPECT_TRUE(failures.empty()) << "wide, shared expert " << int(shared) << ": " << failures;
+    }
+  }
+  c.layer.shared = SharedKind::none;
+  c.routing = Routing::given_one_expert;
+  c.tokens = 1200;
+  c.top_k = 1;
+  EXPECT_TRUE(run_case(c).empty()) << "wide, every token on one expert";
+  c.routing = Routing::given;
+  c.tokens = 1;
+  c.top_k = 4;
+  c.output = DType::bf16;
+  EXPECT_TRUE(run_case(c).empty()) << "wide, one token";
   unsetenv("FP4GEMM_MOE_EXPERT_KERNEL");
 }
 

@@ -223,11 +223,11 @@ cudaError_t launch(const WideGemmArgs& args, bool programmatic, cudaStream_t str
 }  // namespace
 
 cudaError_t launch_wide_gemm(const WideGemmArgs& args, bool programmatic, cudaStream_t stream) {
-  if (args.m <= 0 || args.n <= 0 || args.chunks <= 0 || args.packed_activations == nullptr || args.ctas < 1 ||
-      args.ctas > wide_tiles(args.m, args.n)) {
+  if (args.m <= 0 || args.n <= 0 || args.chunks <= 0 || args.packed_activations == nullptr || (args.tokens != 128 && args.tokens != 256) ||
+      args.ctas < 1 || args.ctas > wide_tiles(args.m, args.n, args.tokens)) {
     return cudaErrorInvalidValue;
   }
-  const bool narrow = wide_tokens(args.m) == 128;
+  const bool narrow = args.tokens == 128;
   switch (args.out_dtype) {
     case DType::f32: return narrow ? launch<128, float>(args, programmatic, stream) : launch<256, float>(args, programmatic, stream);
     case DType::bf16:

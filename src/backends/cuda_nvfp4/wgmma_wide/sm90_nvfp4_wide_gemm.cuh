@@ -9,7 +9,8 @@
 namespace fp4gemm::cuda_nvfp4 {
 
 struct WideGemmArgs : KernelProblem {
-  // launch_pack_activations with tokens = wide_tokens(m): ceil(m / tokens) blocks of chunks.
+  int tokens = 256;  // the CTA width in activation rows: 128 or 256
+  // launch_pack_activations with `tokens`: ceil(m / tokens) blocks of chunks.
   const void* packed_activations = nullptr;
   int ctas = 0;  // the persistent grid (wide_grid_ctas), 1 to the tiles
 };

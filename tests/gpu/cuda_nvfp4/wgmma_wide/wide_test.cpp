@@ -51,6 +51,20 @@ TEST_F(CudaNvfp4Wide, WideKernelWalksManyTilesPerCta) {
   }
 }
 
+// The CTA width forced against the M rule (FP4GEMM_WIDE_TOKENS): 128-row tiles over M = 600 and
+// 256-row tiles over M = 100 (one part-filled block), with a persistent grid smaller than the tiles.
+TEST_F(CudaNvfp4Wide, WideKernelTakesEitherWidthAtAnyM) {
+  const ScopedEnv kernel("FP4GEMM_DECODE_KERNEL", "wide");
+  const ScopedEnv grid("FP4GEMM_WIDE_CTAS", "5");
+  for (const char* tokens : {"128", "256"}) {
+    const ScopedEnv width("FP4GEMM_WIDE_TOKENS", tokens);
+    for (const GemmCase& c : {GemmCase{600, 300, 1040, ActivationType::bf16, DType::bf16}, GemmCase{100, 520, 272, ActivationType::bf16, DType::f32}}) {
+      const std::string failures = check(c);
+      ASSERT_TRUE(failures.empty()) << "wide, " << tokens << " rows: " << failures;
+    }
+  }
+}
+
 // Every activation and output type, and strided views: an activation whose rows are not 16-byte
 // aligned (copied first) and outputs with padded rows.
 TEST_F(CudaNvfp4Wide, WideKernelTakesEveryTypeAndStride) {
