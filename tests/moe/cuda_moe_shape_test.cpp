@@ -79,7 +79,8 @@ TEST(CudaMoeShape, WorkspaceArraysAreAlignedDisjointAndSizedForTheCall) {
         {layout.shared_out, shared * tokens * std::size_t(p.hidden) * 4},
         {layout.shared_weight, shared * tokens * 4},
         {layout.wide_blocks, 0},
-        {layout.wide_packed, 0}};
+        {layout.wide_packed, 0},
+        {layout.router_gemm, 0}};
     std::size_t end = 0;
     for (const auto& [offset, bytes] : arrays) {
       EXPECT_EQ(offset % 256, 0u) << p.to_string();
@@ -146,6 +147,27 @@ TEST(CudaMoeShape, TheWideKernelServesBusyExpertsOnSm90Only) {
   EXPECT_EQ(wide.total - wide.wide_packed, std::size_t(320 + 512) * (4096 / 64) * 128 * 64 * 2);
   EXPECT_EQ(wide.wide_packed % 256, 0u);
   EXPECT_LT(plain.total, wide.wide_blocks + 256);
+}
+
+// The router GEMM from kRouterGemmMinTokens (or as FP4GEMM_MOE_ROUTER says), its FP64 scratch in
+// the workspace only when the router routes with it.
+TEST(CudaMoeShape, TheRouterRunsAsAGemmFromManyTokens) {
+  EXPECT_FALSE(router_gemm_takes(kRouterGemmMinTokens - 1));
+  EXPECT_TRUE(router_gemm_takes(kRouterGemmMinTokens));
+  EXPECT_TRUE(router_gemm_takes(1, std::string("gemm")));
+  EXPECT_FALSE(router_gemm_takes(4096, std::string("kernel")));
+  try {
+    router_gemm_takes(1, std::string("fast"));
+    FAIL() << "a bad knob value was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("FP4GEMM_MOE_ROUTER must be gemm or kernel, not 'fast'"), std::string::npos) << error.what();
+  }
+  EXPECT_EQ(router_gemm_scratch_doubles(4096, 4096, 512), 4096 * 4096 + 512 * 4096 + 4096 * 512);
+  const MoeProblem routed = problem(4096, 10, false, false), given = problem(4096, 10, true, false);
+  const WorkspaceLayout with_gemm = workspace_layout(routed, false, true);
+  EXPECT_EQ(with_gemm.total - with_gemm.router_gemm, std::size_t(router_gemm_scratch_doubles(4096, 4096, 512)) * 8);
+  EXPECT_EQ(with_gemm.router_gemm % 256, 0u);
+  EXPECT_EQ(workspace_layout(given, false, true).total, workspace_layout(given).total);
 }
 
 TEST(CudaMoeShape, ProgrammaticLaunchOnSm90AndNewerUnlessTheKnobSaysZero) {

@@ -41,6 +41,21 @@ std::optional<std::string> knob(const char* name) {
   return value == nullptr || *value == '\0' ? std::nullopt : std::optional<std::string>(value);
 }
 
+bool ids_missing(const MoeCall& call) { return call.routing.topk_ids == nullptr; }
+
+bool router_gemm_for(const MoeProblem& problem) {
+  return !problem.routing_given && cuda_moe::router_gemm_takes(problem.tokens, knob("FP4GEMM_MOE_ROUTER"));
+}
+
+// The routing step of the plan, in words.
+std::string routing_text(const MoeProblem& problem) {
+  if (problem.routing_given) return "given routing";
+  return router_gemm_for(problem) ? "routing (router logits as one FP64 GEMM on cuBLAS, x and the router widened to FP64, from T = " +
+                                        std::to_string(cuda_moe::kRouterGemmMinTokens) +
+                                        " (FP4GEMM_MOE_ROUTER=gemm|kernel); softmax + top-k, one warp per token)"
+                                  : "routing (router logits over E/2 x T/8 blocks; softmax + top-k, one warp per token)";
+}
+
 // The measurement knobs (cuda_moe_shape.hpp): FP4GEMM_MOE_EXPERT_KERNEL picks the expert kernel,
 // FP4GEMM_MOE_MMA_ENTRY_TILES the tensor-core kernel's entry tiles a pass, FP4GEMM_MOE_MMA_PIPELINE
 // whether a pass runs as two register stages.
@@ -106,7 +121,7 @@ CheckResult CudaMoeBackend::check_problem(const MoeProblem& problem, const Devic
     return CheckResult::fail("indexes the T·k (token, expert) entries with 32-bit integers; T·k must be below 2^31");
   }
   const bool wide = cuda_moe::wide_experts_take(problem, device.sm(), expert_kernel_from_environment());
-  const double workspace = double(cuda_moe::workspace_layout(problem, wide).total);
+  const double workspace = double(cuda_moe::workspace_layout(problem, wide, router_gemm_for(problem)).total);
   if (device.free_memory_bytes > 0 && workspace > double(device.free_memory_bytes)) {
     return CheckResult::fail("its per-call workspace needs " + std::to_string(std::int64_t(workspace) >> 20) +
                              " MiB (h and y for each of the T·k entries" + (wide ? ", and the wide kernel's packed entries" : "") +
@@ -129,7 +144,7 @@ std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo& de
   const std::int64_t down_blocks =
       mma ? cuda_moe::mma_row_blocks(problem.hidden, false)
           : cuda_moe::grouped_grid(problem.hidden, problem.experts, entries, streaming ? cuda_moe::kDownRowsPerWarp : 1).row_tiles;
-  std::string text = problem.routing_given ? "given routing" : "routing (router logits over E/2 x T/8 blocks; softmax + top-k, one warp per token)";
+  std::string text = routing_text(problem);
   text += std::string(entries <= cuda_moe::kOneBlockPermuteEntries ? "; permutation (one block)" : "; permutation (count, scan, place)") +
           "; gate_up over all active experts in one launch (" + std::to_string(gate_up_blocks) +
           " x " + std::to_string(slots) + " blocks); down likewise (" + std::to_string(down_blocks) + " x " + std::to_string(slots) +
@@ -141,9 +156,7 @@ std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo& de
   const bool wide = cuda_moe::wide_experts_take(problem, device.sm(), asked);
   if (wide) {
     const std::int64_t blocks = cuda_moe::wide_token_blocks(entries, problem.experts);
-    text = (problem.routing_given ? std::string("given routing")
-                                  : std::string("routing (router logits over E/2 x T/8 blocks; softmax + top-k, one warp per token)")) +
-           (entries <= cuda_moe::kOneBlockPermuteEntries ? "; permutation (one block)" : "; permutation (count, scan, place)") +
+    text = routing_text(problem) + (entries <= cuda_moe::kOneBlockPermuteEntries ? "; permutation (one block)" : "; permutation (count, scan, place)") +
            "; the routed experts on the wide kernel (" + std::to_string(entries / std::min(problem.experts, entries)) +
            " expected entries per active expert" +
            (asked == cuda_moe::ExpertKernel::wide ? ", set by FP4GEMM_MOE_EXPERT_KERNEL=wide"
@@ -185,7 +198,8 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
   const cuda_moe::DeviceRows x{call.x.data, call.x.dtype == DType::bf16, call.x.stride()};
   const bool wide = cuda_moe::wide_experts_take(problem, prepared.sm, asked) &&
                     cuda_moe::wide_takes(prepared.gate_up.view(), prepared.down.view(), x);
-  const cuda_moe::WorkspaceLayout layout = cuda_moe::workspace_layout(problem, wide);
+  const bool router_gemm = ids_missing(call) && router_gemm_for(problem);
+  const cuda_moe::WorkspaceLayout layout = cuda_moe::workspace_layout(problem, wide, router_gemm);
   const cuda::StreamBuffer workspace(layout.total, stream, "cuda_moe: the per-call workspace");
 
   // 1. routing
@@ -194,8 +208,15 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
   if (ids == nullptr) {
     auto* routed_ids = at<std::int32_t>(workspace, layout.topk_ids);
     auto* routed_weights = at<float>(workspace, layout.topk_weights);
-    cuda_moe::launch_route(x, tokens, hidden, prepared.router.as<const float>(), experts, k, call.options.norm_topk_prob,
-                           at<float>(workspace, layout.logits), routed_ids, routed_weights, stream, programmatic);
+    auto* logits = at<float>(workspace, layout.logits);
+    if (router_gemm) {
+      cuda_moe::launch_router_gemm(*prepared.router_gemm, x, tokens, hidden, prepared.router.as<const float>(), experts,
+                                   at<double>(workspace, layout.router_gemm), logits, stream);
+      cuda_moe::launch_top_k(logits, tokens, experts, k, call.options.norm_topk_prob, routed_ids, routed_weights, stream, programmatic);
+    } else {
+      cuda_moe::launch_route(x, tokens, hidden, prepared.router.as<const float>(), experts, k, call.options.norm_topk_prob, logits,
+                             routed_ids, routed_weights, stream, programmatic);
+    }
     ids = routed_ids;
     weights = routed_weights;
   }

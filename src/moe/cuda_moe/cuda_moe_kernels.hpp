@@ -58,6 +58,11 @@ void launch_route(const DeviceRows& x, std::int64_t tokens, std::int64_t hidden,
                   std::int64_t experts, int k, bool normalize, float* logits, std::int32_t* ids, float* weights,
                   cudaStream_t stream, bool programmatic);
 
+// The second half of launch_route alone: ids / weights from logits [T, E] made otherwise (the router
+// GEMM, cuda_moe_router_gemm.hpp).
+void launch_top_k(const float* logits, std::int64_t tokens, std::int64_t experts, int k, bool normalize, std::int32_t* ids,
+                  float* weights, cudaStream_t stream, bool programmatic);
+
 // weights[t] = sigmoid(x[t]·gate) with an FP64 sum, or 1 when gate is null.
 void launch_shared_gate(const DeviceRows& x, std::int64_t tokens, std::int64_t hidden, const float* gate, float* weights,
                         cudaStream_t stream);

@@ -2,7 +2,10 @@
 // The `cuda_moe` layout of a layer in GPU memory (made by cuda_moe_prepare_cuda.cpp).
 #include "backends/cuda_common/device_buffer.hpp"
 #include "fp4gemm/moe/moe_backend.hpp"
+#include <memory>
+
 #include "moe/cuda_moe/cuda_moe_kernels.hpp"
+#include "moe/cuda_moe/cuda_moe_router_gemm.hpp"
 
 namespace fp4gemm::moe {
 
@@ -24,6 +27,7 @@ struct CudaPreparedMoe final : PreparedMoe {
   CudaExpertStack gate_up;  // rows 2I: gate rows then up rows; global scales gate, up per expert
   CudaExpertStack down;     // rows H; one global scale per expert
   cuda::DeviceBuffer router;  // FP32 [E, H]; empty without a router
+  std::unique_ptr<cuda_moe::RouterGemmHandle> router_gemm;  // the router GEMM's cuBLAS handle; null without a router
   CudaExpertStack shared_gate_up, shared_down;  // one "expert" (NVFP4 or dense); empty without a shared expert
   cuda::DeviceBuffer shared_gate;               // FP32 [H]; empty without a sigmoid gate
 };

@@ -102,6 +102,7 @@ std::unique_ptr<PreparedMoe> CudaMoeBackend::prepare(const MoeWeights& weights, 
   std::int64_t bytes = prepared->gate_up.bytes() + prepared->down.bytes();
   if (weights.router.data != nullptr) {
     prepared->router = upload_dense(weights.router, "the router");
+    prepared->router_gemm = std::make_unique<cuda_moe::RouterGemmHandle>();  // here: outside any graph capture
     bytes += std::int64_t(prepared->router.bytes());
   }
   if (weights.shared) {

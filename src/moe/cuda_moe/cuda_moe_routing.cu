@@ -294,6 +294,12 @@ void launch_route(const DeviceRows& x, std::int64_t tokens, std::int64_t hidden,
   const dim3 logit_grid(blocks_for(experts, kRouterExpertsPerBlock), blocks_for(tokens, int(kRouterTokensPerBlock)));
   launch_kernel(router_logits_kernel, logit_grid, dim3(kRoutingThreads), stream, programmatic,
                 "cuda_moe: launching the router logits kernel", x, tokens, hidden, router, int(experts), logits);
+  launch_top_k(logits, tokens, experts, k, normalize, ids, weights, stream, programmatic);
+}
+
+void launch_top_k(const float* logits, std::int64_t tokens, std::int64_t experts, int k, bool normalize, std::int32_t* ids,
+                  float* weights, cudaStream_t stream, bool programmatic) {
+  if (tokens == 0) return;
   // The top-k's logit slots a lane holds: the fewest that cover E (kMaxExperts = 32 x 64).
   const auto top_k = experts <= 256 ? top_k_kernel<8> : experts <= 512 ? top_k_kernel<16> : experts <= 1024 ? top_k_kernel<32> : top_k_kernel<64>;
   static_assert(kMaxExperts <= 32 * 64, "the widest top-k covers every expert");

@@ -70,6 +70,16 @@ std::int64_t wide_token_blocks(std::int64_t entries, std::int64_t experts) {
   return entries / kWideEntries + std::min(experts, entries);
 }
 
+bool router_gemm_takes(std::int64_t tokens, const std::optional<std::string>& knob) {
+  if (knob && *knob != "gemm" && *knob != "kernel") throw_invalid("FP4GEMM_MOE_ROUTER must be gemm or kernel, not '" + *knob + "'");
+  if (knob) return *knob == "gemm";
+  return tokens >= kRouterGemmMinTokens;
+}
+
+std::int64_t router_gemm_scratch_doubles(std::int64_t tokens, std::int64_t hidden, std::int64_t experts) {
+  return tokens * hidden + experts * hidden + tokens * experts;
+}
+
 bool moe_programmatic_launch(int sm, const std::optional<std::string>& knob) {
   if (knob && *knob != "0" && *knob != "1") throw_invalid("FP4GEMM_MOE_PDL must be 0 or 1, not '" + *knob + "'");
   return sm >= 90 && !(knob && *knob == "0");
@@ -92,7 +102,7 @@ SingleGroupSplit single_group_split(std::int64_t entries) {
   return split;
 }
 
-WorkspaceLayout workspace_layout(const MoeProblem& problem, bool wide_experts) {
+WorkspaceLayout workspace_layout(const MoeProblem& problem, bool wide_experts, bool router_gemm) {
   const auto tokens = std::size_t(problem.tokens), experts = std::size_t(problem.experts);
   const std::size_t entries = tokens * std::size_t(problem.top_k);
   const std::size_t hidden = std::size_t(problem.hidden), intermediate = std::size_t(problem.intermediate);
@@ -119,6 +129,8 @@ WorkspaceLayout workspace_layout(const MoeProblem& problem, bool wide_experts) {
   const std::size_t chunks = (std::max(hidden, intermediate) + 63) / 64;
   layout.wide_blocks = place(total, blocks == 0 ? 0 : (blocks + 1) * 4 * sizeof(std::int32_t));
   layout.wide_packed = place(total, blocks * chunks * kWideEntries * 64 * 2);
+  const bool gemm = router_gemm && !problem.routing_given;
+  layout.router_gemm = place(total, gemm ? std::size_t(router_gemm_scratch_doubles(problem.tokens, problem.hidden, problem.experts)) * 8 : 0);
   return layout;
 }
 

@@ -60,6 +60,17 @@ inline constexpr int kRoutingThreads = 256;
 inline constexpr int kRouterSplits = 4;
 inline constexpr std::int64_t kRouterTokensPerBlock = 8;
 inline constexpr std::int64_t kMaxRoutedTokens = 65535 * kRouterTokensPerBlock;
+// From this many tokens the router logits are one FP64 GEMM on cuBLAS (cuda_moe_router_gemm.hpp)
+// instead of the logits kernel, which re-reads x per block of two experts. Measured on an H100,
+// Qwen3.5-397B-A17B layer, the router row's extra over given routing, µs, kernel -> GEMM: T = 1
+// 19.7 -> 32.5, T = 8 45.6 -> 46.9, T = 64 109 -> 52, T = 512 659 -> 121, T = 4096 4627 -> 412; the
+// GEMM's at T = 16 / 32: 61 / 49 (the kernel's grows ~1 µs a token from 8 to 64).
+inline constexpr std::int64_t kRouterGemmMinTokens = 32;
+// Whether T tokens' logits take the GEMM: from kRouterGemmMinTokens, or as `knob`
+// (FP4GEMM_MOE_ROUTER: "gemm" or "kernel"; anything else throws a sentence naming the knob) says.
+bool router_gemm_takes(std::int64_t tokens, const std::optional<std::string>& knob = std::nullopt);
+// The FP64 scratch the GEMM needs: x (T x H), the router (E x H) and the logits (T x E).
+std::int64_t router_gemm_scratch_doubles(std::int64_t tokens, std::int64_t hidden, std::int64_t experts);
 // Threads of the permutation's scan block (one CUB block scan; each thread owns E / this experts):
 // at 1024 the scan spilled under the 64-register bound of a 1024-thread block.
 inline constexpr int kScanThreads = 256;
@@ -165,8 +176,9 @@ struct WorkspaceLayout {
   // The wide kernel's: its token blocks (int4 expert, first, end entry; then their count) and the
   // packed entries of every block, chunks of max(H, I) (x for gate_up, then h for down).
   std::size_t wide_blocks = 0, wide_packed = 0;
+  std::size_t router_gemm = 0;  // router_gemm_scratch_doubles when the router runs as a GEMM
   std::size_t total = 0;
 };
-WorkspaceLayout workspace_layout(const MoeProblem& problem, bool wide_experts = false);
+WorkspaceLayout workspace_layout(const MoeProblem& problem, bool wide_experts = false, bool router_gemm = false);
 
 }  // namespace fp4gemm::moe::cuda_moe

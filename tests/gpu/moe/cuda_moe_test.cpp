@@ -204,6 +204,27 @@ TEST_F(CudaMoe, RouterTopKOverManyExperts) {
   expect_correct(c);
 }
 
+// The router logits as one FP64 GEMM on cuBLAS (the default from kRouterGemmMinTokens tokens) and
+// as the logits kernel, each forced on both sides of that default: the same routing as the oracle's.
+TEST_F(CudaMoe, RouterGemmAndLogitsKernelBothRouteAsTheOracle) {
+  MoeCase c;
+  c.layer.hidden = 320;
+  c.layer.intermediate = 64;
+  c.layer.experts = 37;
+  c.top_k = 4;
+  c.routing = Routing::router;
+  for (const std::int64_t tokens : {std::int64_t(5), cuda_moe::kRouterGemmMinTokens + 6}) {
+    c.tokens = tokens;
+    for (const char* router : {"gemm", "kernel"}) {
+      setenv("FP4GEMM_MOE_ROUTER", router, 1);
+      const std::string failures = run_case(c);
+      EXPECT_TRUE(failures.empty()) << "router " << router << ", T = " << tokens << ": " << failures;
+    }
+    unsetenv("FP4GEMM_MOE_ROUTER");
+    c.input = DType::f32;  // the second T with FP32 x
+  }
+}
+
 TEST_F(CudaMoe, ExpertCountsThatAreNotPowersOfTwo) {
   MoeCase c;
   c.top_k = 3;
