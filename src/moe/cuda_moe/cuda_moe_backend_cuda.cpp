@@ -43,14 +43,6 @@ std::optional<std::string> knob(const char* name) {
 
 bool ids_missing(const MoeCall& call) { return call.routing.topk_ids == nullptr; }
 
-// The wide kernel's token block for `problem` (FP4GEMM_MOE_WIDE_ENTRIES or the expected entries per
-// active expert), or 0 when the routed experts do not run on it on an SM `sm` GPU.
-int wide_entries_for(const MoeProblem& problem, int sm, cuda_moe::ExpertKernel asked) {
-  if (!cuda_moe::wide_experts_take(problem, sm, asked)) return 0;
-  const std::int64_t entries = problem.tokens * problem.top_k;
-  return cuda_moe::wide_block_entries(entries / std::min(problem.experts, entries), knob("FP4GEMM_MOE_WIDE_ENTRIES"));
-}
-
 bool router_gemm_for(const MoeProblem& problem) {
   return !problem.routing_given && cuda_moe::router_gemm_takes(problem.tokens, knob("FP4GEMM_MOE_ROUTER"));
 }
@@ -128,11 +120,11 @@ CheckResult CudaMoeBackend::check_problem(const MoeProblem& problem, const Devic
   if (problem.tokens * problem.top_k >= std::int64_t(INT_MAX)) {
     return CheckResult::fail("indexes the T·k (token, expert) entries with 32-bit integers; T·k must be below 2^31");
   }
-  const int wide = wide_entries_for(problem, device.sm(), expert_kernel_from_environment());
+  const bool wide = cuda_moe::wide_experts_take(problem, device.sm(), expert_kernel_from_environment());
   const double workspace = double(cuda_moe::workspace_layout(problem, wide, router_gemm_for(problem)).total);
   if (device.free_memory_bytes > 0 && workspace > double(device.free_memory_bytes)) {
     return CheckResult::fail("its per-call workspace needs " + std::to_string(std::int64_t(workspace) >> 20) +
-                             " MiB (h and y for each of the T·k entries" + (wide > 0 ? ", and the wide kernel's packed entries" : "") +
+                             " MiB (h and y for each of the T·k entries" + (wide ? ", and the wide kernel's packed entries" : "") +
                              ") but the GPU has " +
                              std::to_string(device.free_memory_bytes >> 20) + " MiB free");
   }
@@ -161,21 +153,19 @@ std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo& de
     text += std::string("; the ") + (problem.shared_dense ? "dense (FP32)" : "NVFP4") + " shared expert on all " +
             std::to_string(problem.tokens) + " tokens (3 launches)";
   }
-  const int wide = wide_entries_for(problem, device.sm(), asked);
-  if (wide > 0) {
-    const std::int64_t blocks = cuda_moe::wide_token_blocks(entries, problem.experts, wide);
-    const cuda_moe::WorkspaceLayout layout = cuda_moe::workspace_layout(problem, wide);  // the packed entries come last
+  const bool wide = cuda_moe::wide_experts_take(problem, device.sm(), asked);
+  if (wide) {
+    const std::int64_t blocks = cuda_moe::wide_token_blocks(entries, problem.experts);
     text = routing_text(problem) + (entries <= cuda_moe::kOneBlockPermuteEntries ? "; permutation (one block)" : "; permutation (count, scan, place)") +
            "; the routed experts on the wide kernel (" + std::to_string(entries / std::min(problem.experts, entries)) +
            " expected entries per active expert" +
            (asked == cuda_moe::ExpertKernel::wide ? ", set by FP4GEMM_MOE_EXPERT_KERNEL=wide"
                                                   : " >= " + std::to_string(cuda_moe::kWideMinEntries) + " on SM 9.0") +
-           "): token blocks of up to " + std::to_string(wide) + " entries of one expert (the smallest of 32, 64, 128 that holds the expected entries" +
-           (knob("FP4GEMM_MOE_WIDE_ENTRIES") ? ", set by FP4GEMM_MOE_WIDE_ENTRIES" : "") + "; at most " + std::to_string(blocks) +
+           "): token blocks of " + std::to_string(cuda_moe::kWideEntries) + " entries of one expert (at most " + std::to_string(blocks) +
            "), x gathered and packed per block, gate_up on wgmma (" + std::to_string(cuda_moe::wide_row_blocks(problem.intermediate, true)) +
-           " x " + std::to_string(blocks) + " CTAs of wgmma.m64n" + std::to_string(wide) + "k16, 64 gate and 64 up rows each), h packed, down (" +
+           " x " + std::to_string(blocks) + " CTAs, 64 gate and 64 up rows each), h packed, down (" +
            std::to_string(cuda_moe::wide_row_blocks(problem.hidden, false)) + " x " + std::to_string(blocks) +
-           " CTAs); packed entries " + std::to_string((layout.total - layout.wide_packed) >> 20) + " MiB of the workspace";
+           " CTAs); packed entries " + std::to_string(cuda_moe::workspace_layout(problem, true).wide_packed >> 20) + " MiB of the workspace";
     if (problem.shared_expert) text += "; the shared expert on the mma kernel";
     return text + "; weighted combine (1 launch)";
   }
@@ -206,7 +196,8 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
   const cuda_moe::ExpertKernel kernel = asked == cuda_moe::ExpertKernel::wide ? cuda_moe::ExpertKernel::mma : asked;
   const bool programmatic = cuda_moe::moe_programmatic_launch(prepared.sm, knob("FP4GEMM_MOE_PDL"));
   const cuda_moe::DeviceRows x{call.x.data, call.x.dtype == DType::bf16, call.x.stride()};
-  const int wide = cuda_moe::wide_takes(prepared.gate_up.view(), prepared.down.view(), x) ? wide_entries_for(problem, prepared.sm, asked) : 0;
+  const bool wide = cuda_moe::wide_experts_take(problem, prepared.sm, asked) &&
+                    cuda_moe::wide_takes(prepared.gate_up.view(), prepared.down.view(), x);
   const bool router_gemm = ids_missing(call) && router_gemm_for(problem);
   const cuda_moe::WorkspaceLayout layout = cuda_moe::workspace_layout(problem, wide, router_gemm);
   const cuda::StreamBuffer workspace(layout.total, stream, "cuda_moe: the per-call workspace");
@@ -245,9 +236,9 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
   const bool round_to_bf16 = call.x.dtype == DType::bf16;
   auto* h = at<float>(workspace, layout.intermediate);
   auto* y = at<float>(workspace, layout.expert_out);
-  if (wide > 0) {
+  if (wide) {
     const cuda_moe::WideScratch scratch{at<std::uint8_t>(workspace, layout.wide_blocks), at<std::uint8_t>(workspace, layout.wide_packed),
-                                        cuda_moe::wide_token_blocks(tokens * k, experts, wide), wide};
+                                        cuda_moe::wide_token_blocks(tokens * k, experts)};
     cuda_moe::launch_wide_experts(prepared.gate_up.view(), prepared.down.view(), x, routed, scratch, reinterpret_cast<__nv_bfloat16*>(h),
                                   y, stream);
   } else {

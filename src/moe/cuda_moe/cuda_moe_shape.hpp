@@ -131,28 +131,24 @@ int mma_entry_tiles(std::int64_t entries_per_group, const std::optional<std::str
 // sentence naming it). Four entry tiles hold a batch of one chunk: never staged.
 bool mma_pipelined(int entry_tiles, const std::optional<std::string>& knob = std::nullopt);
 
-// The wide expert kernel (wide/cuda_moe_wide.cu, SM 9.0): a CTA multiplies a token block (up to
-// 32, 64 or kWideEntries entries of one expert: wgmma's N) with kWideRows weight rows (gate_up: 64
-// gate rows and the 64 up rows of the same outputs; down: 128 rows) decoded in registers as wgmma's
-// A, the entries' rows gathered and packed per call into the image its shared-memory B reads. The
-// default mma kernel hands the routed experts to it on SM 9.0 from kWideMinEntries expected
-// entries per active expert, when H and I are multiples of 64 (whole chunks: the copies stay
-// aligned). Measured on an H100, Qwen3.5-397B-A17B layer, given routing, blocks of 128, wide vs mma,
-// µs: T = 1024 (20 entries per expert) 3638 vs 3706, T = 2048 (40) 4008 vs 5750, T = 4096 (80) 4801
-// vs 9416; T = 512 (10) lost, 3469 vs 2158.
+// The wide expert kernel (wide/cuda_moe_wide.cu, SM 9.0): a CTA multiplies kWideEntries entries of
+// one expert (a token block: wgmma's N) with kWideRows weight rows (gate_up: 64 gate rows and the
+// 64 up rows of the same outputs; down: 128 rows) decoded in registers as wgmma's A, the entries'
+// rows gathered and packed per call into the image its shared-memory B reads. The default mma
+// kernel hands the routed experts to it on SM 9.0 from kWideMinEntries expected entries per
+// active expert, when H and I are multiples of 64 (whole chunks: the copies stay aligned).
+// Measured on an H100, Qwen3.5-397B-A17B layer, given routing, wide vs mma, µs: T = 1024 (20
+// entries per expert) 3638 vs 3706, T = 2048 (40) 4008 vs 5750, T = 4096 (80) 4801 vs 9416; T = 512
+// (10) lost, 3469 vs 2158: a token block is 128 entries wide however few an expert has.
 inline constexpr int kWideEntries = 128;
 inline constexpr int kWideRows = 128;
 inline constexpr std::int64_t kWideMinEntries = 32;
 // Whether the routed experts of `problem` run on the wide kernel on an SM `sm` GPU, given the asked
 // kernel (mma, the default: from kWideMinEntries; wide: wherever it can run).
 bool wide_experts_take(const MoeProblem& problem, int sm, ExpertKernel asked);
-// The token block's entries for `entries_per_expert` expected entries per active expert: the
-// smallest of 32, 64 and 128 that holds them (`knob`: FP4GEMM_MOE_WIDE_ENTRIES, 32, 64 or 128;
-// anything else throws a sentence naming it).
-int wide_block_entries(std::int64_t entries_per_expert, const std::optional<std::string>& knob = std::nullopt);
-// The most token blocks of `block_entries` that `entries` entries over at most `experts` groups
-// fill (every group's last block may be partial): the wide launches' fixed grid.y.
-std::int64_t wide_token_blocks(std::int64_t entries, std::int64_t experts, int block_entries = kWideEntries);
+// The most token blocks of kWideEntries that `entries` entries over at most `experts` groups fill
+// (every group's last block may be partial): the wide launches' fixed grid.y.
+std::int64_t wide_token_blocks(std::int64_t entries, std::int64_t experts);
 // The wide kernel's row blocks of one expert: gate_up 64 outputs, down 128 rows.
 constexpr std::int64_t wide_row_blocks(std::int64_t out_rows, bool gate_up) {
   const std::int64_t rows = gate_up ? kWideRows / 2 : kWideRows;
@@ -183,7 +179,6 @@ struct WorkspaceLayout {
   std::size_t router_gemm = 0;  // router_gemm_scratch_doubles when the router runs as a GEMM
   std::size_t total = 0;
 };
-// `wide_entries`: the wide kernel's token block (wide_block_entries), 0 when it does not run.
-WorkspaceLayout workspace_layout(const MoeProblem& problem, int wide_entries = 0, bool router_gemm = false);
+WorkspaceLayout workspace_layout(const MoeProblem& problem, bool wide_experts = false, bool router_gemm = false);
 
 }  // namespace fp4gemm::moe::cuda_moe
