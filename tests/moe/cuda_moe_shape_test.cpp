@@ -10,6 +10,9 @@
 #include "fp4gemm/error.hpp"
 #include "fp4gemm/moe/moe_runner.hpp"
 #include "moe/cuda_moe/cuda_moe_shape.hpp"
+#ifdef FP4GEMM_WITH_CUDA
+#include "moe/cuda_moe/cuda_moe_backend.hpp"
+#endif
 #include "moe/moe_preference.hpp"
 
 namespace fp4gemm::moe::cuda_moe {
@@ -275,6 +278,34 @@ TEST(CudaMoePreference, ACpuRunnerNeverChoosesIt) {
   for (const auto& candidate : explanation.candidates)
     if (candidate.backend == "cuda_moe") EXPECT_FALSE(candidate.ok);
 }
+
+#ifdef FP4GEMM_WITH_CUDA
+// The plan names each step's kernel and why, for a simulated H100 (no GPU needed): the wide kernel
+// and the router GEMM at T = 4096 (with the packed entries' share of the workspace), the mma kernel
+// and the logits kernel at T = 1, never the wide kernel on Ampere.
+TEST(CudaMoePlan, NamesTheWideKernelAndTheRouterGemmWhereTheyRun) {
+  DeviceInfo hopper;
+  hopper.kind = DeviceInfo::Kind::cuda;
+  hopper.sm_major = 9;
+  hopper.multiprocessors = 132;
+  const CudaMoeBackend backend;
+  const std::string prefill = backend.plan(problem(4096, 10, false, false), hopper);
+  EXPECT_NE(prefill.find("router logits as one FP64 GEMM on cuBLAS"), std::string::npos) << prefill;
+  EXPECT_NE(prefill.find("the routed experts on the wide kernel (80 expected entries per active expert >= 32 on SM 9.0)"),
+            std::string::npos)
+      << prefill;
+  EXPECT_NE(prefill.find("token blocks of 128 entries of one expert (at most 832)"), std::string::npos) << prefill;
+  EXPECT_NE(prefill.find("16 x 832 CTAs of wgmma.m64n128k16"), std::string::npos) << prefill;
+  // 832 blocks x 64 chunks x 16 KiB
+  EXPECT_NE(prefill.find("packed entries 832 MiB of the workspace"), std::string::npos) << prefill;
+  const std::string decode = backend.plan(problem(1, 10, false, false), hopper);
+  EXPECT_NE(decode.find("router logits over E/2 x T/8 blocks"), std::string::npos) << decode;
+  EXPECT_NE(decode.find("tensor-core (mma.sync BF16)"), std::string::npos) << decode;
+  EXPECT_EQ(decode.find("wide kernel"), std::string::npos) << decode;
+  hopper.sm_major = 8;  // Ampere: never the wide kernel
+  EXPECT_EQ(backend.plan(problem(4096, 10, false, false), hopper).find("wide kernel"), std::string::npos);
+}
+#endif
 
 }  // namespace
 }  // namespace fp4gemm::moe::cuda_moe

@@ -156,6 +156,7 @@ std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo& de
   const bool wide = cuda_moe::wide_experts_take(problem, device.sm(), asked);
   if (wide) {
     const std::int64_t blocks = cuda_moe::wide_token_blocks(entries, problem.experts);
+    const cuda_moe::WorkspaceLayout layout = cuda_moe::workspace_layout(problem, true);  // the packed entries come last
     text = routing_text(problem) + (entries <= cuda_moe::kOneBlockPermuteEntries ? "; permutation (one block)" : "; permutation (count, scan, place)") +
            "; the routed experts on the wide kernel (" + std::to_string(entries / std::min(problem.experts, entries)) +
            " expected entries per active expert" +
@@ -163,9 +164,9 @@ std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo& de
                                                   : " >= " + std::to_string(cuda_moe::kWideMinEntries) + " on SM 9.0") +
            "): token blocks of " + std::to_string(cuda_moe::kWideEntries) + " entries of one expert (at most " + std::to_string(blocks) +
            "), x gathered and packed per block, gate_up on wgmma (" + std::to_string(cuda_moe::wide_row_blocks(problem.intermediate, true)) +
-           " x " + std::to_string(blocks) + " CTAs, 64 gate and 64 up rows each), h packed, down (" +
+           " x " + std::to_string(blocks) + " CTAs of wgmma.m64n128k16, 64 gate and 64 up rows each), h packed, down (" +
            std::to_string(cuda_moe::wide_row_blocks(problem.hidden, false)) + " x " + std::to_string(blocks) +
-           " CTAs); packed entries " + std::to_string(cuda_moe::workspace_layout(problem, true).wide_packed >> 20) + " MiB of the workspace";
+           " CTAs); packed entries " + std::to_string((layout.total - layout.wide_packed) >> 20) + " MiB of the workspace";
     if (problem.shared_expert) text += "; the shared expert on the mma kernel";
     return text + "; weighted combine (1 launch)";
   }
