@@ -41,19 +41,37 @@ std::optional<std::string> knob(const char* name) {
   return value == nullptr || *value == '\0' ? std::nullopt : std::optional<std::string>(value);
 }
 
-bool ids_missing(const MoeCall& call) { return call.routing.topk_ids == nullptr; }
-
 bool router_gemm_for(const MoeProblem& problem) {
   return !problem.routing_given && cuda_moe::router_gemm_takes(problem.tokens, knob("FP4GEMM_MOE_ROUTER"));
 }
 
-// The routing step of the plan, in words.
+// The routing and permutation steps of the plan, in words.
 std::string routing_text(const MoeProblem& problem) {
-  if (problem.routing_given) return "given routing";
-  return router_gemm_for(problem) ? "routing (router logits as one FP64 GEMM on cuBLAS, x and the router widened to FP64, from T = " +
-                                        std::to_string(cuda_moe::kRouterGemmMinTokens) +
-                                        " (FP4GEMM_MOE_ROUTER=gemm|kernel); softmax + top-k, one warp per token)"
-                                  : "routing (router logits over E/2 x T/8 blocks; softmax + top-k, one warp per token)";
+  const std::int64_t entries = problem.tokens * problem.top_k;
+  const std::string permutation = entries <= cuda_moe::kOneBlockPermuteEntries ? "; permutation (one block)" : "; permutation (count, scan, place)";
+  if (problem.routing_given) return "given routing" + permutation;
+  return (router_gemm_for(problem) ? "routing (router logits as one FP64 GEMM on cuBLAS, x and the router widened to FP64, from T = " +
+                                         std::to_string(cuda_moe::kRouterGemmMinTokens) +
+                                         " (FP4GEMM_MOE_ROUTER=gemm|kernel); softmax + top-k, one warp per token)"
+                                   : "routing (router logits over E/2 x T/8 blocks; softmax + top-k, one warp per token)") +
+         permutation;
+}
+
+// The routed experts on the wide kernel, in words (its launches and the packed entries' workspace).
+std::string wide_text(const MoeProblem& problem, cuda_moe::ExpertKernel asked) {
+  const std::int64_t entries = problem.tokens * problem.top_k;
+  const std::int64_t blocks = cuda_moe::wide_token_blocks(entries, problem.experts);
+  const cuda_moe::WorkspaceLayout layout = cuda_moe::workspace_layout(problem, true);  // the packed entries come last
+  return "; the routed experts on the wide kernel (" + std::to_string(entries / std::min(problem.experts, entries)) +
+         " expected entries per active expert" +
+         (asked == cuda_moe::ExpertKernel::wide ? ", set by FP4GEMM_MOE_EXPERT_KERNEL=wide"
+                                                : " >= " + std::to_string(cuda_moe::kWideMinEntries) + " on SM 9.0") +
+         "): token blocks of " + std::to_string(cuda_moe::kWideEntries) + " entries of one expert (at most " + std::to_string(blocks) +
+         "), x gathered and packed per block, gate_up on wgmma (" + std::to_string(cuda_moe::wide_row_blocks(problem.intermediate, true)) +
+         " x " + std::to_string(blocks) + " CTAs of wgmma.m64n128k16, 64 gate and 64 up rows each), h packed, down (" +
+         std::to_string(cuda_moe::wide_row_blocks(problem.hidden, false)) + " x " + std::to_string(blocks) + " CTAs); packed entries " +
+         std::to_string((layout.total - layout.wide_packed) >> 20) + " MiB of the workspace" +
+         (problem.shared_expert ? "; the shared expert on the mma kernel" : "");
 }
 
 // The measurement knobs (cuda_moe_shape.hpp): FP4GEMM_MOE_EXPERT_KERNEL picks the expert kernel,
@@ -134,6 +152,7 @@ CheckResult CudaMoeBackend::check_problem(const MoeProblem& problem, const Devic
 std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo& device) const {
   const std::int64_t entries = problem.tokens * problem.top_k;
   const cuda_moe::ExpertKernel asked = expert_kernel_from_environment();
+  if (cuda_moe::wide_experts_take(problem, device.sm(), asked)) return routing_text(problem) + wide_text(problem, asked) + "; weighted combine (1 launch)";
   // The tensor-core kernel takes BF16 x (with 16-byte aligned rows, checked per call).
   const bool mma = asked == cuda_moe::ExpertKernel::mma && problem.activation == ActivationType::bf16;
   const cuda_moe::ExpertKernel kernel = asked == cuda_moe::ExpertKernel::mma && !mma ? cuda_moe::ExpertKernel::staged : asked;
@@ -144,31 +163,12 @@ std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo& de
   const std::int64_t down_blocks =
       mma ? cuda_moe::mma_row_blocks(problem.hidden, false)
           : cuda_moe::grouped_grid(problem.hidden, problem.experts, entries, streaming ? cuda_moe::kDownRowsPerWarp : 1).row_tiles;
-  std::string text = routing_text(problem);
-  text += std::string(entries <= cuda_moe::kOneBlockPermuteEntries ? "; permutation (one block)" : "; permutation (count, scan, place)") +
-          "; gate_up over all active experts in one launch (" + std::to_string(gate_up_blocks) +
-          " x " + std::to_string(slots) + " blocks); down likewise (" + std::to_string(down_blocks) + " x " + std::to_string(slots) +
-          " blocks)";
+  std::string text = routing_text(problem) + "; gate_up over all active experts in one launch (" + std::to_string(gate_up_blocks) +
+                     " x " + std::to_string(slots) + " blocks); down likewise (" + std::to_string(down_blocks) + " x " +
+                     std::to_string(slots) + " blocks)";
   if (problem.shared_expert) {
     text += std::string("; the ") + (problem.shared_dense ? "dense (FP32)" : "NVFP4") + " shared expert on all " +
             std::to_string(problem.tokens) + " tokens (3 launches)";
-  }
-  const bool wide = cuda_moe::wide_experts_take(problem, device.sm(), asked);
-  if (wide) {
-    const std::int64_t blocks = cuda_moe::wide_token_blocks(entries, problem.experts);
-    const cuda_moe::WorkspaceLayout layout = cuda_moe::workspace_layout(problem, true);  // the packed entries come last
-    text = routing_text(problem) + (entries <= cuda_moe::kOneBlockPermuteEntries ? "; permutation (one block)" : "; permutation (count, scan, place)") +
-           "; the routed experts on the wide kernel (" + std::to_string(entries / std::min(problem.experts, entries)) +
-           " expected entries per active expert" +
-           (asked == cuda_moe::ExpertKernel::wide ? ", set by FP4GEMM_MOE_EXPERT_KERNEL=wide"
-                                                  : " >= " + std::to_string(cuda_moe::kWideMinEntries) + " on SM 9.0") +
-           "): token blocks of " + std::to_string(cuda_moe::kWideEntries) + " entries of one expert (at most " + std::to_string(blocks) +
-           "), x gathered and packed per block, gate_up on wgmma (" + std::to_string(cuda_moe::wide_row_blocks(problem.intermediate, true)) +
-           " x " + std::to_string(blocks) + " CTAs of wgmma.m64n128k16, 64 gate and 64 up rows each), h packed, down (" +
-           std::to_string(cuda_moe::wide_row_blocks(problem.hidden, false)) + " x " + std::to_string(blocks) +
-           " CTAs); packed entries " + std::to_string((layout.total - layout.wide_packed) >> 20) + " MiB of the workspace";
-    if (problem.shared_expert) text += "; the shared expert on the mma kernel";
-    return text + "; weighted combine (1 launch)";
   }
   const std::string decode = mma ? "; tensor-core (mma.sync BF16) NVFP4 decode, h in BF16, " : "; CUDA-core NVFP4 decode, ";
   const bool knob_set = knob("FP4GEMM_MOE_EXPERT_KERNEL").has_value();
@@ -199,7 +199,7 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
   const cuda_moe::DeviceRows x{call.x.data, call.x.dtype == DType::bf16, call.x.stride()};
   const bool wide = cuda_moe::wide_experts_take(problem, prepared.sm, asked) &&
                     cuda_moe::wide_takes(prepared.gate_up.view(), prepared.down.view(), x);
-  const bool router_gemm = ids_missing(call) && router_gemm_for(problem);
+  const bool router_gemm = router_gemm_for(problem);
   const cuda_moe::WorkspaceLayout layout = cuda_moe::workspace_layout(problem, wide, router_gemm);
   const cuda::StreamBuffer workspace(layout.total, stream, "cuda_moe: the per-call workspace");
 
