@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <utility>
 #include <vector>
 
@@ -304,6 +305,11 @@ TEST(CudaMoePlan, NamesTheWideKernelAndTheRouterGemmWhereTheyRun) {
   EXPECT_EQ(decode.find("wide kernel"), std::string::npos) << decode;
   hopper.sm_major = 8;  // Ampere: never the wide kernel
   EXPECT_EQ(backend.plan(problem(4096, 10, false, false), hopper).find("wide kernel"), std::string::npos);
+  // Forced where it cannot run, it runs (and is planned) as mma.
+  setenv("FP4GEMM_MOE_EXPERT_KERNEL", "wide", 1);
+  const std::string forced = backend.plan(problem(4096, 10, false, false), hopper);
+  unsetenv("FP4GEMM_MOE_EXPERT_KERNEL");
+  EXPECT_NE(forced.find("tensor-core (mma.sync BF16) NVFP4 decode, h in BF16, mma expert kernel"), std::string::npos) << forced;
 }
 #endif
 

@@ -154,8 +154,10 @@ std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo& de
   const cuda_moe::ExpertKernel asked = expert_kernel_from_environment();
   if (cuda_moe::wide_experts_take(problem, device.sm(), asked)) return routing_text(problem) + wide_text(problem, asked) + "; weighted combine (1 launch)";
   // The tensor-core kernel takes BF16 x (with 16-byte aligned rows, checked per call).
-  const bool mma = asked == cuda_moe::ExpertKernel::mma && problem.activation == ActivationType::bf16;
-  const cuda_moe::ExpertKernel kernel = asked == cuda_moe::ExpertKernel::mma && !mma ? cuda_moe::ExpertKernel::staged : asked;
+  // `wide` where the wide kernel cannot run runs as mma (as run() does).
+  const cuda_moe::ExpertKernel chosen = asked == cuda_moe::ExpertKernel::wide ? cuda_moe::ExpertKernel::mma : asked;
+  const bool mma = chosen == cuda_moe::ExpertKernel::mma && problem.activation == ActivationType::bf16;
+  const cuda_moe::ExpertKernel kernel = chosen == cuda_moe::ExpertKernel::mma && !mma ? cuda_moe::ExpertKernel::staged : chosen;
   const bool streaming = kernel == cuda_moe::ExpertKernel::streaming;
   const std::int64_t slots = cuda_moe::grouped_grid(0, problem.experts, entries).expert_slots;
   const std::int64_t gate_up_blocks = mma ? cuda_moe::mma_row_blocks(problem.intermediate, true)
