@@ -98,9 +98,10 @@ TEST(CudaMoeShape, WorkspaceArraysAreAlignedDisjointAndSizedForTheCall) {
   EXPECT_GT(workspace_layout(problem(4096, 10, false, true)).total, std::size_t(40960) * 4096 * 4);
 }
 
-// The tensor-core kernel is the default: measured fastest of the three on an H100 at T = 1 to 512.
-TEST(CudaMoeShape, TheExpertKernelKnobTakesStreamingStagedOrMmaAndDefaultsToMma) {
-  EXPECT_EQ(choose_expert_kernel(std::nullopt), ExpertKernel::mma);
+// The default is automatic (the tensor-core kernel, measured fastest of the three CUDA-core and
+// mma.sync ones on an H100 at T = 1 to 512, handing busy routed experts to the wide kernel).
+TEST(CudaMoeShape, TheExpertKernelKnobTakesStreamingStagedMmaOrWideAndDefaultsToAutomatic) {
+  EXPECT_EQ(choose_expert_kernel(std::nullopt), ExpertKernel::automatic);
   EXPECT_EQ(choose_expert_kernel(std::string("streaming")), ExpertKernel::streaming);
   EXPECT_EQ(choose_expert_kernel(std::string("staged")), ExpertKernel::staged);
   EXPECT_EQ(choose_expert_kernel(std::string("mma")), ExpertKernel::mma);
@@ -116,19 +117,21 @@ TEST(CudaMoeShape, TheExpertKernelKnobTakesStreamingStagedOrMmaAndDefaultsToMma)
   EXPECT_STREQ(expert_kernel_name(ExpertKernel::staged), "staged");
   EXPECT_STREQ(expert_kernel_name(ExpertKernel::streaming), "streaming");
   EXPECT_STREQ(expert_kernel_name(ExpertKernel::mma), "mma");
+  EXPECT_STREQ(expert_kernel_name(ExpertKernel::automatic), "auto");
 }
 
 // Programmatic dependent launches: SM 9.0 and newer by default, off with FP4GEMM_MOE_PDL=0, never
 // before SM 9.0 (no PDL there); other knob values are refused by name.
 // The wide kernel: taken by default on SM 9.0 from kWideMinEntries expected entries per active
-// expert (Qwen3.5-397B-A17B's layer: T = 4096 has 80, T = 2048 40, T = 1024 20), forced anywhere it can run, never
-// off SM 9.0, for x other than BF16 or for H / I not multiples of 64; its workspace holds every
-// token block it can fill.
+// expert (Qwen3.5-397B-A17B's layer: T = 4096 has 80, T = 1024 20, T = 512 10), forced anywhere it
+// can run, never when mma is asked for by name, off SM 9.0, for x other than BF16 or for H / I not
+// multiples of 64; its workspace holds every token block it can fill.
 TEST(CudaMoeShape, TheWideKernelServesBusyExpertsOnSm90Only) {
-  const MoeProblem prefill = problem(4096, 10, true, false), smaller = problem(1024, 10, true, false);
-  EXPECT_TRUE(wide_experts_take(prefill, 90, ExpertKernel::mma));
-  EXPECT_TRUE(wide_experts_take(problem(2048, 10, true, false), 90, ExpertKernel::mma));
-  EXPECT_FALSE(wide_experts_take(smaller, 90, ExpertKernel::mma));
+  const MoeProblem prefill = problem(4096, 10, true, false), smaller = problem(512, 10, true, false);
+  EXPECT_TRUE(wide_experts_take(prefill, 90, ExpertKernel::automatic));
+  EXPECT_TRUE(wide_experts_take(problem(1024, 10, true, false), 90, ExpertKernel::automatic));
+  EXPECT_FALSE(wide_experts_take(smaller, 90, ExpertKernel::automatic));
+  EXPECT_FALSE(wide_experts_take(prefill, 90, ExpertKernel::mma));
   EXPECT_TRUE(wide_experts_take(smaller, 90, ExpertKernel::wide));
   EXPECT_TRUE(wide_experts_take(problem(1, 10, true, false), 90, ExpertKernel::wide));
   EXPECT_FALSE(wide_experts_take(prefill, 89, ExpertKernel::wide));
@@ -146,9 +149,19 @@ TEST(CudaMoeShape, TheWideKernelServesBusyExpertsOnSm90Only) {
   EXPECT_EQ(wide_row_blocks(1024, true), 16);
   EXPECT_EQ(wide_row_blocks(4096, false), 32);
   EXPECT_EQ(wide_row_blocks(320, false), 3);
-  const WorkspaceLayout plain = workspace_layout(prefill), wide = workspace_layout(prefill, true);
+  EXPECT_EQ(wide_token_blocks(40960, 512, 32), 1280 + 512);
+  // The block holds the expected entries per expert: 32 up to 32, 64 up to 64, else 128.
+  EXPECT_EQ(wide_block_entries(1), 32);
+  EXPECT_EQ(wide_block_entries(32), 32);
+  EXPECT_EQ(wide_block_entries(40), 64);
+  EXPECT_EQ(wide_block_entries(80), 128);
+  EXPECT_EQ(wide_block_entries(80, std::string("32")), 32);
+  EXPECT_THROW(wide_block_entries(80, std::string("48")), Error);
+  const WorkspaceLayout plain = workspace_layout(prefill), wide = workspace_layout(prefill, 128);
   EXPECT_EQ(wide.wide_packed - wide.wide_blocks >= (320 + 512 + 1) * 16, true);
   EXPECT_EQ(wide.total - wide.wide_packed, std::size_t(320 + 512) * (4096 / 64) * 128 * 64 * 2);
+  const WorkspaceLayout narrow = workspace_layout(prefill, 32);
+  EXPECT_EQ(narrow.total - narrow.wide_packed, std::size_t(1280 + 512) * (4096 / 64) * 32 * 64 * 2);
   EXPECT_EQ(wide.wide_packed % 256, 0u);
   EXPECT_LT(plain.total, wide.wide_blocks + 256);
 }
@@ -168,10 +181,10 @@ TEST(CudaMoeShape, TheRouterRunsAsAGemmFromManyTokens) {
   }
   EXPECT_EQ(router_gemm_scratch_doubles(4096, 4096, 512), 4096 * 4096 + 512 * 4096 + 4096 * 512);
   const MoeProblem routed = problem(4096, 10, false, false), given = problem(4096, 10, true, false);
-  const WorkspaceLayout with_gemm = workspace_layout(routed, false, true);
+  const WorkspaceLayout with_gemm = workspace_layout(routed, 0, true);
   EXPECT_EQ(with_gemm.total - with_gemm.router_gemm, std::size_t(router_gemm_scratch_doubles(4096, 4096, 512)) * 8);
   EXPECT_EQ(with_gemm.router_gemm % 256, 0u);
-  EXPECT_EQ(workspace_layout(given, false, true).total, workspace_layout(given).total);
+  EXPECT_EQ(workspace_layout(given, 0, true).total, workspace_layout(given).total);
 }
 
 TEST(CudaMoeShape, ProgrammaticLaunchOnSm90AndNewerUnlessTheKnobSaysZero) {
@@ -282,8 +295,8 @@ TEST(CudaMoePreference, ACpuRunnerNeverChoosesIt) {
 
 #ifdef FP4GEMM_WITH_CUDA
 // The plan names each step's kernel and why, for a simulated H100 (no GPU needed): the wide kernel
-// and the router GEMM at T = 4096 (with the packed entries' share of the workspace), the mma kernel
-// and the logits kernel at T = 1, never the wide kernel on Ampere.
+// and the router GEMM at T = 4096 (with its token block and the packed entries' share of the
+// workspace), the mma kernel and the logits kernel at T = 1, never the wide kernel on Ampere.
 TEST(CudaMoePlan, NamesTheWideKernelAndTheRouterGemmWhereTheyRun) {
   DeviceInfo hopper;
   hopper.kind = DeviceInfo::Kind::cuda;
@@ -292,13 +305,21 @@ TEST(CudaMoePlan, NamesTheWideKernelAndTheRouterGemmWhereTheyRun) {
   const CudaMoeBackend backend;
   const std::string prefill = backend.plan(problem(4096, 10, false, false), hopper);
   EXPECT_NE(prefill.find("router logits as one FP64 GEMM on cuBLAS"), std::string::npos) << prefill;
-  EXPECT_NE(prefill.find("the routed experts on the wide kernel (80 expected entries per active expert >= 32 on SM 9.0)"),
+  EXPECT_NE(prefill.find("the routed experts on the wide kernel (80 expected entries per active expert >= 12 on SM 9.0)"),
             std::string::npos)
       << prefill;
-  EXPECT_NE(prefill.find("token blocks of 128 entries of one expert (at most 832)"), std::string::npos) << prefill;
+  EXPECT_NE(prefill.find("token blocks of up to 128 entries of one expert (the smallest of 32, 64, 128 that holds the expected "
+                         "entries; at most 832)"),
+            std::string::npos)
+      << prefill;
   EXPECT_NE(prefill.find("16 x 832 CTAs of wgmma.m64n128k16"), std::string::npos) << prefill;
   // 832 blocks x 64 chunks x 16 KiB
   EXPECT_NE(prefill.find("packed entries 832 MiB of the workspace"), std::string::npos) << prefill;
+  // T = 2048: 40 expected entries an expert, blocks of 64 (320 + 512 blocks of 64 x 64 x 128 B).
+  const std::string middle = backend.plan(problem(2048, 10, false, false), hopper);
+  EXPECT_NE(middle.find("token blocks of up to 64 entries"), std::string::npos) << middle;
+  EXPECT_NE(middle.find("16 x 832 CTAs of wgmma.m64n64k16"), std::string::npos) << middle;
+  EXPECT_NE(middle.find("packed entries 416 MiB of the workspace"), std::string::npos) << middle;
   const std::string decode = backend.plan(problem(1, 10, false, false), hopper);
   EXPECT_NE(decode.find("router logits over E/2 x T/8 blocks"), std::string::npos) << decode;
   EXPECT_NE(decode.find("tensor-core (mma.sync BF16)"), std::string::npos) << decode;

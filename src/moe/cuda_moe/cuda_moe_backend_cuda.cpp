@@ -41,6 +41,14 @@ std::optional<std::string> knob(const char* name) {
   return value == nullptr || *value == '\0' ? std::nullopt : std::optional<std::string>(value);
 }
 
+// The wide kernel's token block for `problem` (FP4GEMM_MOE_WIDE_ENTRIES or the expected entries per
+// active expert), or 0 when the routed experts do not run on it on an SM `sm` GPU.
+int wide_entries_for(const MoeProblem& problem, int sm, cuda_moe::ExpertKernel asked) {
+  if (!cuda_moe::wide_experts_take(problem, sm, asked)) return 0;
+  const std::int64_t entries = problem.tokens * problem.top_k;
+  return cuda_moe::wide_block_entries(entries / std::min(problem.experts, entries), knob("FP4GEMM_MOE_WIDE_ENTRIES"));
+}
+
 bool router_gemm_for(const MoeProblem& problem) {
   return !problem.routing_given && cuda_moe::router_gemm_takes(problem.tokens, knob("FP4GEMM_MOE_ROUTER"));
 }
@@ -57,18 +65,20 @@ std::string routing_text(const MoeProblem& problem) {
          permutation;
 }
 
-// The routed experts on the wide kernel, in words (its launches and the packed entries' workspace).
-std::string wide_text(const MoeProblem& problem, cuda_moe::ExpertKernel asked) {
+// The routed experts on the wide kernel at token blocks of `wide` entries, in words (its launches and
+// the packed entries' workspace).
+std::string wide_text(const MoeProblem& problem, cuda_moe::ExpertKernel asked, int wide) {
   const std::int64_t entries = problem.tokens * problem.top_k;
-  const std::int64_t blocks = cuda_moe::wide_token_blocks(entries, problem.experts);
-  const cuda_moe::WorkspaceLayout layout = cuda_moe::workspace_layout(problem, true);  // the packed entries come last
+  const std::int64_t blocks = cuda_moe::wide_token_blocks(entries, problem.experts, wide);
+  const cuda_moe::WorkspaceLayout layout = cuda_moe::workspace_layout(problem, wide);  // the packed entries come last
   return "; the routed experts on the wide kernel (" + std::to_string(entries / std::min(problem.experts, entries)) +
          " expected entries per active expert" +
          (asked == cuda_moe::ExpertKernel::wide ? ", set by FP4GEMM_MOE_EXPERT_KERNEL=wide"
                                                 : " >= " + std::to_string(cuda_moe::kWideMinEntries) + " on SM 9.0") +
-         "): token blocks of " + std::to_string(cuda_moe::kWideEntries) + " entries of one expert (at most " + std::to_string(blocks) +
+         "): token blocks of up to " + std::to_string(wide) + " entries of one expert (the smallest of 32, 64, 128 that holds the expected entries" +
+         (knob("FP4GEMM_MOE_WIDE_ENTRIES") ? ", set by FP4GEMM_MOE_WIDE_ENTRIES" : "") + "; at most " + std::to_string(blocks) +
          "), x gathered and packed per block, gate_up on wgmma (" + std::to_string(cuda_moe::wide_row_blocks(problem.intermediate, true)) +
-         " x " + std::to_string(blocks) + " CTAs of wgmma.m64n128k16, 64 gate and 64 up rows each), h packed, down (" +
+         " x " + std::to_string(blocks) + " CTAs of wgmma.m64n" + std::to_string(wide) + "k16, 64 gate and 64 up rows each), h packed, down (" +
          std::to_string(cuda_moe::wide_row_blocks(problem.hidden, false)) + " x " + std::to_string(blocks) + " CTAs); packed entries " +
          std::to_string((layout.total - layout.wide_packed) >> 20) + " MiB of the workspace" +
          (problem.shared_expert ? "; the shared expert on the mma kernel" : "");
@@ -78,6 +88,11 @@ std::string wide_text(const MoeProblem& problem, cuda_moe::ExpertKernel asked) {
 // FP4GEMM_MOE_MMA_ENTRY_TILES the tensor-core kernel's entry tiles a pass, FP4GEMM_MOE_MMA_PIPELINE
 // whether a pass runs as two register stages.
 cuda_moe::ExpertKernel expert_kernel_from_environment() { return cuda_moe::choose_expert_kernel(knob("FP4GEMM_MOE_EXPERT_KERNEL")); }
+// The kernel of the experts that the wide kernel does not take: the wide kernel is the routed
+// experts' only, so `wide` elsewhere (and automatic) runs as mma.
+cuda_moe::ExpertKernel runs_as(cuda_moe::ExpertKernel asked) {
+  return asked == cuda_moe::ExpertKernel::wide || asked == cuda_moe::ExpertKernel::automatic ? cuda_moe::ExpertKernel::mma : asked;
+}
 int entry_tiles_for(std::int64_t entries_per_group) {
   return cuda_moe::mma_entry_tiles(entries_per_group, knob("FP4GEMM_MOE_MMA_ENTRY_TILES"));
 }
@@ -138,11 +153,11 @@ CheckResult CudaMoeBackend::check_problem(const MoeProblem& problem, const Devic
   if (problem.tokens * problem.top_k >= std::int64_t(INT_MAX)) {
     return CheckResult::fail("indexes the T·k (token, expert) entries with 32-bit integers; T·k must be below 2^31");
   }
-  const bool wide = cuda_moe::wide_experts_take(problem, device.sm(), expert_kernel_from_environment());
+  const int wide = wide_entries_for(problem, device.sm(), expert_kernel_from_environment());
   const double workspace = double(cuda_moe::workspace_layout(problem, wide, router_gemm_for(problem)).total);
   if (device.free_memory_bytes > 0 && workspace > double(device.free_memory_bytes)) {
     return CheckResult::fail("its per-call workspace needs " + std::to_string(std::int64_t(workspace) >> 20) +
-                             " MiB (h and y for each of the T·k entries" + (wide ? ", and the wide kernel's packed entries" : "") +
+                             " MiB (h and y for each of the T·k entries" + (wide > 0 ? ", and the wide kernel's packed entries" : "") +
                              ") but the GPU has " +
                              std::to_string(device.free_memory_bytes >> 20) + " MiB free");
   }
@@ -152,10 +167,11 @@ CheckResult CudaMoeBackend::check_problem(const MoeProblem& problem, const Devic
 std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo& device) const {
   const std::int64_t entries = problem.tokens * problem.top_k;
   const cuda_moe::ExpertKernel asked = expert_kernel_from_environment();
-  if (cuda_moe::wide_experts_take(problem, device.sm(), asked)) return routing_text(problem) + wide_text(problem, asked) + "; weighted combine (1 launch)";
+  if (const int wide = wide_entries_for(problem, device.sm(), asked); wide > 0) {
+    return routing_text(problem) + wide_text(problem, asked, wide) + "; weighted combine (1 launch)";
+  }
   // The tensor-core kernel takes BF16 x (with 16-byte aligned rows, checked per call).
-  // `wide` where the wide kernel cannot run runs as mma (as run() does).
-  const cuda_moe::ExpertKernel chosen = asked == cuda_moe::ExpertKernel::wide ? cuda_moe::ExpertKernel::mma : asked;
+  const cuda_moe::ExpertKernel chosen = runs_as(asked);
   const bool mma = chosen == cuda_moe::ExpertKernel::mma && problem.activation == ActivationType::bf16;
   const cuda_moe::ExpertKernel kernel = chosen == cuda_moe::ExpertKernel::mma && !mma ? cuda_moe::ExpertKernel::staged : chosen;
   const bool streaming = kernel == cuda_moe::ExpertKernel::streaming;
@@ -195,12 +211,10 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
   const int k = problem.top_k;
 
   const cuda_moe::ExpertKernel asked = expert_kernel_from_environment();
-  // The wide kernel is the routed experts' only; elsewhere `wide` runs as mma.
-  const cuda_moe::ExpertKernel kernel = asked == cuda_moe::ExpertKernel::wide ? cuda_moe::ExpertKernel::mma : asked;
+  const cuda_moe::ExpertKernel kernel = runs_as(asked);
   const bool programmatic = cuda_moe::moe_programmatic_launch(prepared.sm, knob("FP4GEMM_MOE_PDL"));
   const cuda_moe::DeviceRows x{call.x.data, call.x.dtype == DType::bf16, call.x.stride()};
-  const bool wide = cuda_moe::wide_experts_take(problem, prepared.sm, asked) &&
-                    cuda_moe::wide_takes(prepared.gate_up.view(), prepared.down.view(), x);
+  const int wide = cuda_moe::wide_takes(prepared.gate_up.view(), prepared.down.view(), x) ? wide_entries_for(problem, prepared.sm, asked) : 0;
   const bool router_gemm = router_gemm_for(problem);
   const cuda_moe::WorkspaceLayout layout = cuda_moe::workspace_layout(problem, wide, router_gemm);
   const cuda::StreamBuffer workspace(layout.total, stream, "cuda_moe: the per-call workspace");
@@ -239,9 +253,9 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
   const bool round_to_bf16 = call.x.dtype == DType::bf16;
   auto* h = at<float>(workspace, layout.intermediate);
   auto* y = at<float>(workspace, layout.expert_out);
-  if (wide) {
+  if (wide > 0) {
     const cuda_moe::WideScratch scratch{at<std::uint8_t>(workspace, layout.wide_blocks), at<std::uint8_t>(workspace, layout.wide_packed),
-                                        cuda_moe::wide_token_blocks(tokens * k, experts)};
+                                        cuda_moe::wide_token_blocks(tokens * k, experts, wide), wide};
     cuda_moe::launch_wide_experts(prepared.gate_up.view(), prepared.down.view(), x, routed, scratch, reinterpret_cast<__nv_bfloat16*>(h),
                                   y, stream);
   } else {

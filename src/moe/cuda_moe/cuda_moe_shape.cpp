@@ -20,7 +20,7 @@ std::size_t place(std::size_t& total, std::size_t bytes) {
 }  // namespace
 
 ExpertKernel choose_expert_kernel(const std::optional<std::string>& knob) {
-  if (!knob) return ExpertKernel::mma;
+  if (!knob) return ExpertKernel::automatic;
   if (*knob == "streaming") return ExpertKernel::streaming;
   if (*knob == "staged") return ExpertKernel::staged;
   if (*knob == "mma") return ExpertKernel::mma;
@@ -34,6 +34,7 @@ const char* expert_kernel_name(ExpertKernel kernel) {
     case ExpertKernel::staged: return "staged";
     case ExpertKernel::mma: return "mma";
     case ExpertKernel::wide: return "wide";
+    case ExpertKernel::automatic: return "auto";
   }
   return "?";
 }
@@ -59,15 +60,23 @@ bool mma_pipelined(int entry_tiles, const std::optional<std::string>& knob) {
 }
 
 bool wide_experts_take(const MoeProblem& problem, int sm, ExpertKernel asked) {
-  if (asked != ExpertKernel::mma && asked != ExpertKernel::wide) return false;
+  if (asked != ExpertKernel::automatic && asked != ExpertKernel::wide) return false;
   if (sm != 90 || problem.activation != ActivationType::bf16 || problem.hidden % 64 != 0 || problem.intermediate % 64 != 0) return false;
   const std::int64_t entries = problem.tokens * problem.top_k;
-  if (entries == 0 || wide_token_blocks(entries, problem.experts) > kMaxGridY) return false;
+  if (entries == 0 || wide_token_blocks(entries, problem.experts, 32) > kMaxGridY) return false;
   return asked == ExpertKernel::wide || entries / std::min(problem.experts, entries) >= kWideMinEntries;
 }
 
-std::int64_t wide_token_blocks(std::int64_t entries, std::int64_t experts) {
-  return entries / kWideEntries + std::min(experts, entries);
+int wide_block_entries(std::int64_t entries_per_expert, const std::optional<std::string>& knob) {
+  if (knob) {
+    if (*knob == "32" || *knob == "64" || *knob == "128") return std::stoi(*knob);
+    throw_invalid("FP4GEMM_MOE_WIDE_ENTRIES must be 32, 64 or 128, not '" + *knob + "'");
+  }
+  return entries_per_expert <= 32 ? 32 : entries_per_expert <= 64 ? 64 : kWideEntries;
+}
+
+std::int64_t wide_token_blocks(std::int64_t entries, std::int64_t experts, int block_entries) {
+  return entries / block_entries + std::min(experts, entries);
 }
 
 bool router_gemm_takes(std::int64_t tokens, const std::optional<std::string>& knob) {
@@ -102,7 +111,7 @@ SingleGroupSplit single_group_split(std::int64_t entries) {
   return split;
 }
 
-WorkspaceLayout workspace_layout(const MoeProblem& problem, bool wide_experts, bool router_gemm) {
+WorkspaceLayout workspace_layout(const MoeProblem& problem, int wide_entries, bool router_gemm) {
   const auto tokens = std::size_t(problem.tokens), experts = std::size_t(problem.experts);
   const std::size_t entries = tokens * std::size_t(problem.top_k);
   const std::size_t hidden = std::size_t(problem.hidden), intermediate = std::size_t(problem.intermediate);
@@ -125,10 +134,10 @@ WorkspaceLayout workspace_layout(const MoeProblem& problem, bool wide_experts, b
   layout.shared_intermediate = place(total, shared ? tokens * std::size_t(problem.shared_intermediate) * sizeof(float) : 0);
   layout.shared_out = place(total, shared ? tokens * hidden * sizeof(float) : 0);
   layout.shared_weight = place(total, shared ? tokens * sizeof(float) : 0);
-  const std::size_t blocks = wide_experts ? std::size_t(wide_token_blocks(std::int64_t(entries), problem.experts)) : 0;
+  const std::size_t blocks = wide_entries > 0 ? std::size_t(wide_token_blocks(std::int64_t(entries), problem.experts, wide_entries)) : 0;
   const std::size_t chunks = (std::max(hidden, intermediate) + 63) / 64;
   layout.wide_blocks = place(total, blocks == 0 ? 0 : (blocks + 1) * 4 * sizeof(std::int32_t));
-  layout.wide_packed = place(total, blocks * chunks * kWideEntries * 64 * 2);
+  layout.wide_packed = place(total, blocks * chunks * std::size_t(wide_entries) * 64 * 2);
   const bool gemm = router_gemm && !problem.routing_given;
   layout.router_gemm = place(total, gemm ? std::size_t(router_gemm_scratch_doubles(problem.tokens, problem.hidden, problem.experts)) * 8 : 0);
   return layout;

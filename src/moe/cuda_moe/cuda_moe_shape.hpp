@@ -98,11 +98,11 @@ constexpr int unit_elements_for(std::int64_t k) { return k % 32 == 0 ? 32 : 16; 
 // shared memory; measured slower than mma at T = 1 and 8). x that is not BF16 (FP32, or NVFP4 for
 // W4A4) takes the staged kernel.
 // `wide` (SM 9.0, wide/cuda_moe_wide.cu): the routed experts of a prefill on wgmma, where mma
-// would decode each weight once per 32 entries (wide_experts_take says where `auto` takes it).
-enum class ExpertKernel { streaming, staged, mma, wide };
+// would decode each weight once per 32 entries. `automatic`, the default: mma, whose routed
+// experts go to wide where wide_experts_take holds; a knob naming mma keeps them on mma.
+enum class ExpertKernel { streaming, staged, mma, wide, automatic };
 // The kernel for this call: FP4GEMM_MOE_EXPERT_KERNEL's value when given (`knob`: streaming,
-// staged, mma or wide; anything else throws a sentence naming the knob), else mma (which becomes
-// wide where wide_experts_take holds).
+// staged, mma or wide; anything else throws a sentence naming the knob), else automatic.
 ExpertKernel choose_expert_kernel(const std::optional<std::string>& knob);
 const char* expert_kernel_name(ExpertKernel kernel);
 
@@ -131,24 +131,30 @@ int mma_entry_tiles(std::int64_t entries_per_group, const std::optional<std::str
 // sentence naming it). Four entry tiles hold a batch of one chunk: never staged.
 bool mma_pipelined(int entry_tiles, const std::optional<std::string>& knob = std::nullopt);
 
-// The wide expert kernel (wide/cuda_moe_wide.cu, SM 9.0): a CTA multiplies kWideEntries entries of
-// one expert (a token block: wgmma's N) with kWideRows weight rows (gate_up: 64 gate rows and the
-// 64 up rows of the same outputs; down: 128 rows) decoded in registers as wgmma's A, the entries'
-// rows gathered and packed per call into the image its shared-memory B reads. The default mma
-// kernel hands the routed experts to it on SM 9.0 from kWideMinEntries expected entries per
-// active expert, when H and I are multiples of 64 (whole chunks: the copies stay aligned).
-// Measured on an H100, Qwen3.5-397B-A17B layer, given routing, wide vs mma, µs: T = 1024 (20
-// entries per expert) 3638 vs 3706, T = 2048 (40) 4008 vs 5750, T = 4096 (80) 4801 vs 9416; T = 512
-// (10) lost, 3469 vs 2158: a token block is 128 entries wide however few an expert has.
+// The wide expert kernel (wide/cuda_moe_wide.cu, SM 9.0): a CTA multiplies a token block (up to
+// 32, 64 or kWideEntries entries of one expert: wgmma's N) with kWideRows weight rows (gate_up: 64
+// gate rows and the 64 up rows of the same outputs; down: 128 rows) decoded in registers as wgmma's
+// A, the entries' rows gathered and packed per call into the image its shared-memory B reads. The
+// default (automatic) hands the routed experts to it on SM 9.0 from kWideMinEntries expected
+// entries per active expert, when H and I are multiples of 64 (whole chunks: the copies stay
+// aligned). Measured on an H100, Qwen3.5-397B-A17B layer, given routing, µs, mma vs wide at blocks
+// of 32 / 64 / 128 entries: T = 256 (5 entries per expert) 1862 vs 2027 / 2601 / -; T = 512 (10)
+// 2127 vs 2107 / 2682 / 3469; T = 1024 (20) 3683 vs 2250 / 2849 / 3638; T = 2048 (40) 5750 vs
+// 3960 / 3245 / 4008; T = 4096 (80) 9416 vs 6365 / 6141 / 4712 (the mma figures at 2048 and 4096
+// and wide-128 below 4096 from an earlier run).
 inline constexpr int kWideEntries = 128;
 inline constexpr int kWideRows = 128;
-inline constexpr std::int64_t kWideMinEntries = 32;
+inline constexpr std::int64_t kWideMinEntries = 12;
 // Whether the routed experts of `problem` run on the wide kernel on an SM `sm` GPU, given the asked
-// kernel (mma, the default: from kWideMinEntries; wide: wherever it can run).
+// kernel (automatic: from kWideMinEntries; wide: wherever it can run; any other: never).
 bool wide_experts_take(const MoeProblem& problem, int sm, ExpertKernel asked);
-// The most token blocks of kWideEntries that `entries` entries over at most `experts` groups fill
-// (every group's last block may be partial): the wide launches' fixed grid.y.
-std::int64_t wide_token_blocks(std::int64_t entries, std::int64_t experts);
+// The token block's entries for `entries_per_expert` expected entries per active expert: the
+// smallest of 32, 64 and 128 that holds them (`knob`: FP4GEMM_MOE_WIDE_ENTRIES, 32, 64 or 128;
+// anything else throws a sentence naming it).
+int wide_block_entries(std::int64_t entries_per_expert, const std::optional<std::string>& knob = std::nullopt);
+// The most token blocks of `block_entries` that `entries` entries over at most `experts` groups
+// fill (every group's last block may be partial): the wide launches' fixed grid.y.
+std::int64_t wide_token_blocks(std::int64_t entries, std::int64_t experts, int block_entries = kWideEntries);
 // The wide kernel's row blocks of one expert: gate_up 64 outputs, down 128 rows.
 constexpr std::int64_t wide_row_blocks(std::int64_t out_rows, bool gate_up) {
   const std::int64_t rows = gate_up ? kWideRows / 2 : kWideRows;
@@ -179,6 +185,7 @@ struct WorkspaceLayout {
   std::size_t router_gemm = 0;  // router_gemm_scratch_doubles when the router runs as a GEMM
   std::size_t total = 0;
 };
-WorkspaceLayout workspace_layout(const MoeProblem& problem, bool wide_experts = false, bool router_gemm = false);
+// `wide_entries`: the wide kernel's token block (wide_block_entries), 0 when it does not run.
+WorkspaceLayout workspace_layout(const MoeProblem& problem, int wide_entries = 0, bool router_gemm = false);
 
 }  // namespace fp4gemm::moe::cuda_moe

@@ -338,8 +338,8 @@ TEST_F(CudaMoe, TensorCoreKernelAtEveryEntryTiling) {
 
 // The wide kernel (forced) over many token blocks: experts with several blocks and a part-filled
 // last one, an expert with none, H not a multiple of its 128 down rows, I of 3 gate_up row blocks;
-// given and routed, with and without the shared expert; then every token on one expert (10 blocks
-// of one expert) and one token (every block part-filled).
+// given and routed, with and without the shared expert; every block width (32, 64, 128); then every
+// token on one expert (10 blocks of one expert) and one token (every block part-filled).
 TEST_F(CudaMoe, WideKernelOverManyTokenBlocks) {
   setenv("FP4GEMM_MOE_EXPERT_KERNEL", "wide", 1);
   MoeCase c;
@@ -357,6 +357,13 @@ TEST_F(CudaMoe, WideKernelOverManyTokenBlocks) {
     }
   }
   c.layer.shared = SharedKind::none;
+  c.routing = Routing::given;
+  for (const char* entries : {"32", "64", "128"}) {  // every block width, each over several blocks per expert
+    setenv("FP4GEMM_MOE_WIDE_ENTRIES", entries, 1);
+    const std::string failures = run_case(c);
+    EXPECT_TRUE(failures.empty()) << "wide, blocks of " << entries << ": " << failures;
+  }
+  unsetenv("FP4GEMM_MOE_WIDE_ENTRIES");
   c.routing = Routing::given_one_expert;
   c.tokens = 1200;
   c.top_k = 1;

@@ -1,8 +1,9 @@
-// cuda_moe's wide expert kernel (SM 9.0): the routed experts of a prefill on wgmma.m64n128k16, the
+// cuda_moe's wide expert kernel (SM 9.0): the routed experts of a prefill on wgmma.m64nNk16, the
 // NVFP4 weights read from the stacked linear layout that the other expert kernels read (no second
-// copy) and decoded in registers as the MMA's A, 128 entries of one expert as its B.
+// copy) and decoded in registers as the MMA's A, N = 32, 64 or 128 entries of one expert as its B
+// (wide_block_entries picks N from the entries an expert is expected to get).
 //
-// Per call: (1) one block lists the token blocks, up to kWideEntries consecutive entries of one
+// Per call: (1) one block lists the token blocks, up to N consecutive entries of one
 // active expert each; (2) x's rows of each block's entries are gathered and packed into the image
 // the MMA's shared-memory B reads (the cuda_nvfp4 packing, activation_pack_layout.hpp, with the
 // pair order of cuda_moe_pair_decode.cuh); (3) gate_up: a CTA per (64 outputs, token block), its
@@ -24,6 +25,7 @@
 #include "backends/cuda_nvfp4/activation_pack_layout.hpp"
 #include "backends/cuda_nvfp4/sm90_async_ops.cuh"
 #include "backends/cuda_nvfp4/sm90_wgmma_chunk.cuh"
+#include "fp4gemm/error.hpp"
 #include "moe/cuda_moe/cuda_moe_grouping.cuh"
 #include "moe/cuda_moe/cuda_moe_pair_decode.cuh"
 #include "moe/cuda_moe/cuda_moe_shape.hpp"
@@ -34,33 +36,38 @@ namespace {
 
 using namespace fp4gemm::cuda_nvfp4;  // the SM 9.0 asynchronous operations and the wgmma chunk step
 
-constexpr int kChunk = 64;                                      // columns of K per stage
-constexpr int kPackedChunkBytes = kWideEntries * kChunk * 2;    // one token block's chunk of B
-constexpr int kPackedBlockBytes = kWideEntries * 16 * 2;        // one MMA block (16 k-slots) of it
+constexpr int kChunk = 64;  // columns of K per stage
 constexpr int kCodeRowBytes = kChunk / 2, kScaleRowBytes = kChunk / 16;
 constexpr int kConsumerWarps = 8;
 constexpr int kThreads = 32 * (kConsumerWarps + 4);  // two consumer warpgroups, a producer warpgroup
 constexpr int kWeightWarp = kConsumerWarps, kEntryWarp = kConsumerWarps + 1;
-constexpr int kPackThreads = kWideEntries;           // the pack kernel: a thread per entry of a block
-static_assert(kPackedBlockBytes == packed_block_bytes(kWideEntries), "the cuda_nvfp4 packing at 128 entries");
+
+// A token block of kEntries (wgmma's N: 32, 64 or 128): one chunk of its packed entries, and one
+// MMA block (16 k-slots) of that (cuda_nvfp4's packing, activation_pack_layout.hpp).
+template <int kEntries>
+constexpr int packed_chunk_bytes_of() { return kEntries * kChunk * 2; }
+template <int kEntries>
+constexpr int packed_block_bytes_of() { return int(packed_block_bytes(kEntries)); }
 
 // Shared memory: the stage ring (weight codes, their scales, the packed entries), the E4M3 scale
-// table, the full and empty mbarriers. Eight stages: ~164 KiB.
-struct Layout {
+// table, the full and empty mbarriers. Eight stages: ~164 KiB at 128 entries.
+template <int kEntries>
+struct WideLayout {
   static constexpr int kCodeOffset = 0;
   static constexpr int kScaleOffset = kWideRows * kCodeRowBytes;                // 4096
   static constexpr int kEntryOffset = kScaleOffset + kWideRows * kScaleRowBytes;  // 4608
-  static constexpr int kStageBytes = kEntryOffset + kPackedChunkBytes;
+  static constexpr int kStageBytes = kEntryOffset + packed_chunk_bytes_of<kEntries>();
   static constexpr int kStages = 8;  // even: the consumers' two fragment sets alternate by stage parity
   static constexpr int kTableOffset = kStages * kStageBytes;
   static constexpr int kBarrierOffset = kTableOffset + 256 * 4;
   static constexpr int kBytes = kBarrierOffset + 2 * kStages * 8;
   static_assert(kEntryOffset % 128 == 0 && kStageBytes % 128 == 0, "stages and operands stay 128-byte aligned");
   static_assert(kBytes <= 227 * 1024, "the ring fits one CTA");
-  static_assert(kStages * kStageBytes >= 64 * 128 * 4, "the up rows' hand-over fits the idle ring");
+  static_assert(kStages * kStageBytes >= kEntries / 2 * 128 * 4, "the up rows' hand-over fits the idle ring");
 };
 
-// The token blocks: table[0 .. count) = {expert, first entry, end entry, 0}, count in table[max].x.
+// The token blocks of kEntries: table[0 .. count) = {expert, first entry, end entry, 0}, count in table[max].x.
+template <int kEntries>
 __global__ void __launch_bounds__(kScanThreads) wide_blocks_kernel(Grouping grouping, int max_slots, int4* table, int max_blocks) {
   using Scan = cub::BlockScan<int, kScanThreads>;
   __shared__ typename Scan::TempStorage scan;
@@ -70,15 +77,15 @@ __global__ void __launch_bounds__(kScanThreads) wide_blocks_kernel(Grouping grou
   int blocks = 0;
   for (int s = first_slot; s < min(first_slot + per_thread, active); ++s) {
     const int expert = grouping.active[s];
-    blocks += (grouping.offsets[expert + 1] - grouping.offsets[expert] + kWideEntries - 1) / kWideEntries;
+    blocks += (grouping.offsets[expert + 1] - grouping.offsets[expert] + kEntries - 1) / kEntries;
   }
   int next = 0, total = 0;
   Scan(scan).ExclusiveSum(blocks, next, total);
   for (int s = first_slot; s < min(first_slot + per_thread, active); ++s) {
     const int expert = grouping.active[s];
     const int begin = grouping.offsets[expert], end = grouping.offsets[expert + 1];
-    for (int first = begin; first < end && next < max_blocks; first += kWideEntries) {
-      table[next++] = make_int4(expert, first, min(end, first + kWideEntries), 0);
+    for (int first = begin; first < end && next < max_blocks; first += kEntries) {
+      table[next++] = make_int4(expert, first, min(end, first + kEntries), 0);
     }
   }
   if (threadIdx.x == 0) table[max_blocks] = make_int4(min(total, max_blocks), 0, 0, 0);
@@ -87,7 +94,8 @@ __global__ void __launch_bounds__(kScanThreads) wide_blocks_kernel(Grouping grou
 // Entry i of token block blockIdx.y, chunk blockIdx.x: its 64 BF16 (row entry_token[entry] of
 // `input`, or row `entry` when entry_token is null; zeros past the block's end) to the packed image,
 // block b's core-matrix row of k-half `high` holding the column pairs cuda_moe_pair_decode.cuh says.
-__global__ void __launch_bounds__(kPackThreads) wide_pack_kernel(const __nv_bfloat16* __restrict__ input, std::int64_t stride,
+template <int kEntries>
+__global__ void __launch_bounds__(kEntries) wide_pack_kernel(const __nv_bfloat16* __restrict__ input, std::int64_t stride,
                                                                  const std::int32_t* __restrict__ entry_token, const int4* table,
                                                                  int max_blocks, int chunks, std::uint8_t* __restrict__ packed) {
   if (int(blockIdx.y) >= table[max_blocks].x) return;
@@ -106,7 +114,8 @@ __global__ void __launch_bounds__(kPackThreads) wide_pack_kernel(const __nv_bflo
 #pragma unroll
     for (int w = 0; w < kChunk / 2; ++w) words[w] = 0;
   }
-  std::uint8_t* out = packed + (std::int64_t(blockIdx.y) * chunks + blockIdx.x) * kPackedChunkBytes + (i / 8) * kCoreMatrixNStep + (i % 8) * 16;
+  std::uint8_t* out =
+      packed + (std::int64_t(blockIdx.y) * chunks + blockIdx.x) * packed_chunk_bytes_of<kEntries>() + (i / 8) * kCoreMatrixNStep + (i % 8) * 16;
 #pragma unroll
   for (int b = 0; b < 4; ++b) {
 #pragma unroll
@@ -119,19 +128,22 @@ __global__ void __launch_bounds__(kPackThreads) wide_pack_kernel(const __nv_bflo
         const int w = 8 * t + 4 * (b / 2) + b % 2;
         row[t] = __byte_perm(words[w], words[w + 2], high ? 0x7632 : 0x5410);
       }
-      *reinterpret_cast<uint4*>(out + b * kPackedBlockBytes + high * kCoreMatrixKStep) = make_uint4(row[0], row[1], row[2], row[3]);
+      *reinterpret_cast<uint4*>(out + b * packed_block_bytes_of<kEntries>() + high * kCoreMatrixKStep) =
+          make_uint4(row[0], row[1], row[2], row[3]);
     }
   }
 }
 
 // kGateUp: h (BF16) = SiLU(gs·gate)·(us·up) for 64 outputs; else y (FP32) = ds·(h·downᵀ) for 128
 // rows. Block (x, y): row block x of token block y's expert.
-template <bool kGateUp>
+template <bool kGateUp, int kEntries>
 __global__ void __launch_bounds__(kThreads, 1)
 wide_expert_kernel(StackedExperts weights, const int4* table, int max_blocks, const std::uint8_t* __restrict__ packed, void* out) {
 #if FP4GEMM_SM90A_DEVICE
+  using Layout = WideLayout<kEntries>;
   constexpr int kStages = Layout::kStages;
-  constexpr int kAccumulators = kWideEntries / 2;
+  constexpr int kAccumulators = kEntries / 2;
+  constexpr int kPackedChunkBytes = packed_chunk_bytes_of<kEntries>();
   if (int(blockIdx.y) >= table[max_blocks].x) return;
   const int4 block = table[blockIdx.y];
   const int expert = block.x, first_entry = block.y, end_entry = block.z;
@@ -235,7 +247,7 @@ wide_expert_kernel(StackedExperts weights, const int4* table, int max_blocks, co
   };
   const auto step = [&](int chunk, int stage, std::uint32_t(&current)[4][4], std::uint32_t(&following)[4][4]) {
     // Retires the previous chunk's group: its stage and fragment set are free again.
-    issue_chunk_and_retire_older<kWideEntries, 1>(accumulators, current, first_descriptor + std::uint32_t(stage * Layout::kStageBytes >> 4));
+    issue_chunk_and_retire_older<kEntries, 1>(accumulators, current, first_descriptor + std::uint32_t(stage * Layout::kStageBytes >> 4));
     if (chunk >= 1) mbarrier_arrive(empty_address + 8 * ((stage + kStages - 1) % kStages));
     if (chunk + 1 < chunks) {
       const int next = stage + 1 == kStages ? 0 : stage + 1;
@@ -294,9 +306,10 @@ wide_expert_kernel(StackedExperts weights, const int4* table, int max_blocks, co
 #endif
 }
 
-template <bool kGateUp>
+template <bool kGateUp, int kEntries>
 void launch_gemm(const StackedExperts& weights, const WideScratch& scratch, void* out, cudaStream_t stream, const char* what) {
-  const auto kernel = wide_expert_kernel<kGateUp>;
+  using Layout = WideLayout<kEntries>;
+  const auto kernel = wide_expert_kernel<kGateUp, kEntries>;
   cuda::check_cuda(cuda::raise_dynamic_shared_limit(reinterpret_cast<const void*>(kernel), Layout::kBytes), what);
   const std::int64_t out_rows = kGateUp ? weights.rows / 2 : weights.rows;
   const dim3 grid(unsigned(wide_row_blocks(out_rows, kGateUp)), unsigned(scratch.max_blocks));
@@ -305,11 +318,12 @@ void launch_gemm(const StackedExperts& weights, const WideScratch& scratch, void
   cuda::check_launch(what);
 }
 
+template <int kEntries>
 void launch_pack(const __nv_bfloat16* input, std::int64_t stride, const std::int32_t* entry_token, std::int64_t cols,
                  const WideScratch& scratch, cudaStream_t stream, const char* what) {
   const int chunks = int(cols / kChunk);
   const dim3 grid(unsigned(chunks), unsigned(scratch.max_blocks));
-  wide_pack_kernel<<<grid, kPackThreads, 0, stream>>>(input, stride, entry_token, static_cast<const int4*>(scratch.blocks),
+  wide_pack_kernel<kEntries><<<grid, kEntries, 0, stream>>>(input, stride, entry_token, static_cast<const int4*>(scratch.blocks),
                                                       int(scratch.max_blocks), chunks, static_cast<std::uint8_t*>(scratch.packed));
   cuda::check_launch(what);
 }
@@ -321,18 +335,29 @@ bool wide_takes(const StackedExperts& gate_up, const StackedExperts& down, const
          x.stride % 8 == 0 && gate_up.cols % kChunk == 0 && down.cols % kChunk == 0;
 }
 
+template <int kEntries>
+void launch_all(const StackedExperts& gate_up, const StackedExperts& down, const DeviceRows& x, const Grouping& grouping,
+                const WideScratch& scratch, __nv_bfloat16* h, float* y, cudaStream_t stream) {
+  wide_blocks_kernel<kEntries><<<1, kScanThreads, 0, stream>>>(grouping, int(grouping.expert_slots), static_cast<int4*>(scratch.blocks),
+                                                                int(scratch.max_blocks));
+  cuda::check_launch("cuda_moe: launching the wide kernel's token blocks");
+  launch_pack<kEntries>(static_cast<const __nv_bfloat16*>(x.data), x.stride, grouping.entry_token, gate_up.cols, scratch, stream,
+                        "cuda_moe: launching the wide kernel's pack of x");
+  launch_gemm<true, kEntries>(gate_up, scratch, h, stream, "cuda_moe: launching the wide gate_up kernel");
+  const std::int64_t intermediate = gate_up.rows / 2;
+  launch_pack<kEntries>(h, intermediate, nullptr, down.cols, scratch, stream, "cuda_moe: launching the wide kernel's pack of h");
+  launch_gemm<false, kEntries>(down, scratch, y, stream, "cuda_moe: launching the wide down kernel");
+}
+
 void launch_wide_experts(const StackedExperts& gate_up, const StackedExperts& down, const DeviceRows& x, const Grouping& grouping,
                          const WideScratch& scratch, __nv_bfloat16* h, float* y, cudaStream_t stream) {
   if (scratch.max_blocks == 0 || grouping.expert_slots == 0) return;
-  wide_blocks_kernel<<<1, kScanThreads, 0, stream>>>(grouping, int(grouping.expert_slots), static_cast<int4*>(scratch.blocks),
-                                                      int(scratch.max_blocks));
-  cuda::check_launch("cuda_moe: launching the wide kernel's token blocks");
-  launch_pack(static_cast<const __nv_bfloat16*>(x.data), x.stride, grouping.entry_token, gate_up.cols, scratch, stream,
-              "cuda_moe: launching the wide kernel's pack of x");
-  launch_gemm<true>(gate_up, scratch, h, stream, "cuda_moe: launching the wide gate_up kernel");
-  const std::int64_t intermediate = gate_up.rows / 2;
-  launch_pack(h, intermediate, nullptr, down.cols, scratch, stream, "cuda_moe: launching the wide kernel's pack of h");
-  launch_gemm<false>(down, scratch, y, stream, "cuda_moe: launching the wide down kernel");
+  switch (scratch.entries) {
+    case 32: launch_all<32>(gate_up, down, x, grouping, scratch, h, y, stream); break;
+    case 64: launch_all<64>(gate_up, down, x, grouping, scratch, h, y, stream); break;
+    case 128: launch_all<128>(gate_up, down, x, grouping, scratch, h, y, stream); break;
+    default: throw_invalid("cuda_moe: the wide kernel's token blocks are 32, 64 or 128 entries, not " + std::to_string(scratch.entries));
+  }
 }
 
 }  // namespace fp4gemm::moe::cuda_moe

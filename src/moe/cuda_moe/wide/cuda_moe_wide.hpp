@@ -1,22 +1,24 @@
 #pragma once
 // Launchers of cuda_moe's wide expert kernel (cuda_moe_wide.cu, SM 9.0): the routed experts of a
-// prefill on wgmma, NVFP4 weights decoded in registers as its A, kWideEntries entries of one expert
-// gathered into shared memory as its B (cuda_moe_shape.hpp says where it is taken).
+// prefill on wgmma, NVFP4 weights decoded in registers as its A, a token block of 32, 64 or 128
+// entries of one expert gathered into shared memory as its B (cuda_moe_shape.hpp says where it is taken).
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 
 #include "moe/cuda_moe/cuda_moe_kernels.hpp"
+#include "moe/cuda_moe/cuda_moe_shape.hpp"
 
 namespace fp4gemm::moe::cuda_moe {
 
-// The wide kernel's per-call scratch (WorkspaceLayout::wide_blocks, wide_packed): `blocks` token
-// blocks at most (wide_token_blocks).
+// The wide kernel's per-call scratch (WorkspaceLayout::wide_blocks, wide_packed): at most
+// `max_blocks` token blocks (wide_token_blocks) of `entries` (wide_block_entries: 32, 64 or 128).
 struct WideScratch {
   void* blocks = nullptr;  // (max_blocks + 1) int4
-  void* packed = nullptr;  // max_blocks x chunks of max(H, I) x kWideEntries x 64 BF16
+  void* packed = nullptr;  // max_blocks x chunks of max(H, I) x entries x 64 BF16
   std::int64_t max_blocks = 0;
+  int entries = kWideEntries;
 };
 
 // Whether the wide kernel can serve these experts for this x: NVFP4 weights, BF16 x whose rows
