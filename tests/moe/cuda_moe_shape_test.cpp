@@ -203,6 +203,27 @@ TEST(CudaMoeShape, ProgrammaticLaunchOnSm90AndNewerUnlessTheKnobSaysZero) {
   }
 }
 
+// The tensor-core kernel's K split: 2 warps a block where the larger grid fits two waves of such
+// blocks (T = 1 of Qwen3.5-397B-A17B's layer: 1280 down blocks on 132 SMs), else 4 (T = 8: 10240),
+// and always 4 for passes of more than one entry tile; without an SM count, 4.
+TEST(CudaMoeShape, TheTensorCoreKernelSplitsKOverFewerWarpsForAShortGrid) {
+  EXPECT_EQ(mma_warps_k(128 * 10, 132, 1), kMmaFewWarpsK);
+  EXPECT_EQ(mma_warps_k(128 * 80, 132, 1), kMmaWarpsK);
+  EXPECT_EQ(mma_warps_k(std::int64_t(kMmaFewWarpsMaxWaves) * 132 * (kMmaWarpsPerSm / kMmaFewWarpsK), 132, 1), kMmaFewWarpsK);
+  EXPECT_EQ(mma_warps_k(std::int64_t(kMmaFewWarpsMaxWaves) * 132 * (kMmaWarpsPerSm / kMmaFewWarpsK) + 1, 132, 1), kMmaWarpsK);
+  EXPECT_EQ(mma_warps_k(128 * 10, 132, 2), kMmaWarpsK);
+  EXPECT_EQ(mma_warps_k(128 * 10, 0, 1), kMmaWarpsK);
+  EXPECT_EQ(mma_warps_k(128 * 80, 132, 1, std::string("2")), 2);
+  EXPECT_EQ(mma_warps_k(128 * 10, 132, 1, std::string("4")), 4);
+  EXPECT_EQ(mma_warps_k(128 * 10, 132, 4, std::string("2")), kMmaWarpsK);  // one entry tile only
+  try {
+    mma_warps_k(1, 132, 1, std::string("8"));
+    FAIL() << "a bad knob value was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("FP4GEMM_MOE_MMA_WARPS_K must be 2 or 4, not '8'"), std::string::npos) << error.what();
+  }
+}
+
 // The tensor-core kernel: 16 outputs (gate and up rows) or 32 down rows a block, the last block
 // partial; two entry tiles a pass above 8 expected entries per group, four above 32.
 TEST(CudaMoeShape, TensorCoreBlocksCoverEveryRowAndTakeMoreEntryTilesForBusierExperts) {
@@ -324,6 +345,10 @@ TEST(CudaMoePlan, NamesTheWideKernelAndTheRouterGemmWhereTheyRun) {
   EXPECT_NE(decode.find("router logits over E/2 x T/8 blocks"), std::string::npos) << decode;
   EXPECT_NE(decode.find("tensor-core (mma.sync BF16)"), std::string::npos) << decode;
   EXPECT_EQ(decode.find("wide kernel"), std::string::npos) << decode;
+  EXPECT_NE(decode.find("K split over 2 warps a block (a short grid: at most 2 waves of such blocks on 132 SMs)"), std::string::npos)
+      << decode;
+  const std::string eight = backend.plan(problem(8, 10, false, false), hopper);
+  EXPECT_NE(eight.find("K split over 4 warps a block"), std::string::npos) << eight;
   hopper.sm_major = 8;  // Ampere: never the wide kernel
   EXPECT_EQ(backend.plan(problem(4096, 10, false, false), hopper).find("wide kernel"), std::string::npos);
   // Forced where it cannot run, it runs (and is planned) as mma.

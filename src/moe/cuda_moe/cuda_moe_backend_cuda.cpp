@@ -102,16 +102,25 @@ T* at(const cuda::StreamBuffer& workspace, std::size_t offset) {
   return reinterpret_cast<T*>(workspace.as<std::uint8_t>() + offset);
 }
 
+// The tensor-core kernel's pass over `grouping` for these experts on a GPU of `multiprocessors` SMs.
+cuda_moe::MmaPass mma_pass_for(const cuda_moe::StackedExperts& gate_up, const cuda_moe::StackedExperts& down,
+                               const cuda_moe::Grouping& grouping, std::int64_t entries_per_group, int multiprocessors) {
+  const int entry_tiles = entry_tiles_for(entries_per_group);
+  const std::int64_t largest_grid =
+      std::max(cuda_moe::mma_row_blocks(gate_up.rows / 2, true), cuda_moe::mma_row_blocks(down.rows, false)) * grouping.expert_slots;
+  return {entry_tiles, cuda_moe::mma_pipelined(entry_tiles, knob("FP4GEMM_MOE_MMA_PIPELINE")),
+          cuda_moe::mma_warps_k(largest_grid, multiprocessors, entry_tiles, knob("FP4GEMM_MOE_MMA_WARPS_K"))};
+}
+
 // gate_up then down for one set of experts (routed or shared) over `grouping`: on the tensor-core
 // kernel when it is asked for and takes these experts and x (h then holds BF16; its launches are
-// programmatic when `programmatic`), else on `kernel`.
+// programmatic when `programmatic`; its K split from the GPU's `multiprocessors`), else on `kernel`.
 void run_experts(const cuda_moe::StackedExperts& gate_up, const cuda_moe::StackedExperts& down, const cuda_moe::DeviceRows& x,
                  const cuda_moe::Grouping& grouping, std::int64_t entries_per_group, bool round_to_bf16,
-                 cuda_moe::ExpertKernel kernel, float* h, float* y, cudaStream_t stream, bool programmatic) {
+                 cuda_moe::ExpertKernel kernel, float* h, float* y, cudaStream_t stream, bool programmatic, int multiprocessors) {
   if (kernel == cuda_moe::ExpertKernel::mma && cuda_moe::mma_takes(gate_up, x)) {
     auto* h_bf16 = reinterpret_cast<__nv_bfloat16*>(h);  // half of h's FP32 space
-    const int entry_tiles = entry_tiles_for(entries_per_group);
-    const cuda_moe::MmaPass pass{entry_tiles, cuda_moe::mma_pipelined(entry_tiles, knob("FP4GEMM_MOE_MMA_PIPELINE"))};
+    const cuda_moe::MmaPass pass = mma_pass_for(gate_up, down, grouping, entries_per_group, multiprocessors);
     cuda_moe::launch_mma_gate_up(gate_up, x, grouping, pass, h_bf16, stream, programmatic);
     cuda_moe::launch_mma_down(down, h_bf16, grouping, pass, y, stream, programmatic);
     return;
@@ -193,8 +202,18 @@ std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo& de
   const std::string launches = cuda_moe::moe_programmatic_launch(device.sm(), knob("FP4GEMM_MOE_PDL"))
                                    ? "; routing, permutation, tensor-core and combine kernels as programmatic dependent launches"
                                    : "";
+  std::string split;
+  if (mma) {
+    const int warps = cuda_moe::mma_warps_k(std::max(gate_up_blocks, down_blocks) * slots, device.multiprocessors,
+                                            entry_tiles_for(entries / slots), knob("FP4GEMM_MOE_MMA_WARPS_K"));
+    split = "; K split over " + std::to_string(warps) + " warps a block" +
+            (warps == cuda_moe::kMmaFewWarpsK ? " (a short grid: at most " + std::to_string(cuda_moe::kMmaFewWarpsMaxWaves) +
+                                                    " waves of such blocks on " + std::to_string(device.multiprocessors) + " SMs)"
+                                              : "");
+  }
   return text + "; weighted combine (1 launch)" + decode + cuda_moe::expert_kernel_name(kernel) + " expert kernel" +
-         (knob_set ? " (set by FP4GEMM_MOE_EXPERT_KERNEL)" : " (FP4GEMM_MOE_EXPERT_KERNEL=streaming|staged|mma|wide picks another)") + launches;
+         (knob_set ? " (set by FP4GEMM_MOE_EXPERT_KERNEL)" : " (FP4GEMM_MOE_EXPERT_KERNEL=streaming|staged|mma|wide picks another)") + split +
+         launches;
 }
 
 void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const MutableDenseView& out, const RunContext& context) {
@@ -260,7 +279,7 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
                                   y, stream);
   } else {
     run_experts(prepared.gate_up.view(), prepared.down.view(), x, routed, tokens * k / routed.expert_slots, round_to_bf16, kernel, h,
-                y, stream, programmatic);
+                y, stream, programmatic, prepared.multiprocessors);
   }
   // The shared expert: one group of every token, in slices over grid.y.
   float* shared_y = nullptr;
@@ -275,7 +294,7 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
     shared_y = at<float>(workspace, layout.shared_out);
     shared_weight = at<float>(workspace, layout.shared_weight);
     run_experts(prepared.shared_gate_up.view(), prepared.shared_down.view(), x, all_tokens, split.slice, round_to_bf16, kernel,
-                shared_h, shared_y, stream, programmatic);
+                shared_h, shared_y, stream, programmatic, prepared.multiprocessors);
     cuda_moe::launch_shared_gate(x, tokens, hidden, prepared.shared_gate.as<const float>(), shared_weight, stream);
   }
   // 5. combine

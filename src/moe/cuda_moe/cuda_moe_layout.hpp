@@ -24,6 +24,7 @@ struct CudaExpertStack {
 struct CudaPreparedMoe final : PreparedMoe {
   int device = 0;
   int sm = 0;  // major·10 + minor of that GPU: programmatic launches need SM 9.0
+  int multiprocessors = 0;  // its SMs: the tensor-core kernel's K split (mma_warps_k)
   CudaExpertStack gate_up;  // rows 2I: gate rows then up rows; global scales gate, up per expert
   CudaExpertStack down;     // rows H; one global scale per expert
   cuda::DeviceBuffer router;  // FP32 [E, H]; empty without a router

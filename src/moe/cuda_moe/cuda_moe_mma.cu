@@ -5,7 +5,8 @@
 //
 // out^T = W · A^T: weight rows are the MMA's M (a warp owns two 16-row tiles: gate_up's gate rows
 // i..i+15 and the up rows beside them, or down's rows r..r+31), an expert's entries its N (8 per
-// MMA, 1, 2 or 4 tiles held at once), K is split over the block's kMmaWarpsK warps and their
+// MMA, 1, 2 or 4 tiles held at once), K is split over the block's kWarpsK warps (kMmaWarpsK, or
+// kMmaFewWarpsK for a short one-tile grid) and their
 // sums are added in shared memory in a fixed order.
 //
 // The weights are read in the stacked linear layout that the other kernels read (no second copy):
@@ -42,7 +43,6 @@ using cuda::kDecodeCompensation;
 using cuda::lookup_row_scales;
 using cuda::RowScales;
 
-constexpr int kThreads = kMmaWarpsK * 32;
 constexpr int kChunk = 64;         // columns per chunk: 4 MMA blocks of 16
 constexpr int kLaneColumns = 16;   // a lane's columns of a chunk: one NVFP4 block
 constexpr int kTilesPerWarp = 2;   // weight tiles of 16 rows a warp owns
@@ -114,11 +114,11 @@ __device__ __forceinline__ void compute_chunk(const ChunkWeights& w, const Chunk
 }
 
 // kGateUp: h (BF16) = SiLU(gate)·up; else y (FP32) = h·downᵀ. Block (x, y): rows tile x of the
-// y-th active group, its warps splitting K.
+// y-th active group, its kWarpsK warps splitting K (kMmaWarpsPerSm warps resident a SM either way).
 // kPipelined: two register stages of half a batch each (mma_pipelined: 1 and 2 entry tiles), else
 // one batch of kMmaBatchChunks / kEntryTiles chunks.
-template <bool kGateUp, int kEntryTiles, bool kPipelined>
-__global__ void __launch_bounds__(kThreads, kMmaBlocksPerSm)
+template <bool kGateUp, int kEntryTiles, bool kPipelined, int kWarpsK>
+__global__ void __launch_bounds__(kWarpsK * 32, kMmaWarpsPerSm / kWarpsK)
 mma_expert_kernel(StackedExperts weights, DeviceRows input, Grouping grouping, void* __restrict__ out) {
   static_assert(kEntryTiles <= kMmaMaxEntryTiles && kMmaBatchChunks % kEntryTiles == 0, "whole chunks per batch");
   constexpr int kBatch = kMmaBatchChunks / kEntryTiles;
@@ -126,7 +126,8 @@ mma_expert_kernel(StackedExperts weights, DeviceRows input, Grouping grouping, v
   constexpr int kStage = kPipelined ? kBatch / 2 : kBatch;
   constexpr int kValues = kTilesPerWarp * kEntryTiles * 4;
   __shared__ std::uint32_t scale_table[256];
-  __shared__ float partial[kMmaWarpsK - 1][kValues][32];  // [warp][value][lane]: no bank conflicts
+  constexpr int kThreads = kWarpsK * 32;
+  __shared__ float partial[kWarpsK - 1][kValues][32];  // [warp][value][lane]: no bank conflicts
 
   fill_scale_table(scale_table, threadIdx.x, kThreads);  // constant: before the wait
   enter_dependent_kernel();
@@ -152,7 +153,7 @@ mma_expert_kernel(StackedExperts weights, DeviceRows input, Grouping grouping, v
   const float scale_a = weights.global_scales[kGateUp ? 2 * group.expert : group.expert];
   const float scale_b = kGateUp ? weights.global_scales[2 * group.expert + 1] : 0.0f;
   const int chunks = int((cols + kChunk - 1) / kChunk);
-  const int chunk_begin = chunks * warp / kMmaWarpsK, chunk_end = chunks * (warp + 1) / kMmaWarpsK;
+  const int chunk_begin = chunks * warp / kWarpsK, chunk_end = chunks * (warp + 1) / kWarpsK;
   const auto* x = static_cast<const __nv_bfloat16*>(input.data);
   __syncthreads();  // the scale table
 
@@ -220,7 +221,7 @@ mma_expert_kernel(StackedExperts weights, DeviceRows input, Grouping grouping, v
     __syncthreads();
     if (warp == 0) {
 #pragma unroll
-      for (int other = 0; other < kMmaWarpsK - 1; ++other)
+      for (int other = 0; other < kWarpsK - 1; ++other)
 #pragma unroll
         for (int v = 0; v < kValues; ++v) (&acc[0][0][0])[v] += partial[other][v][lane];
       // Accumulator i of an entry tile: row g (i < 2) or g + 8, entry 2t + i % 2.
@@ -250,20 +251,20 @@ mma_expert_kernel(StackedExperts weights, DeviceRows input, Grouping grouping, v
   }
 }
 
-template <bool kGateUp, int kEntryTiles>
+template <bool kGateUp, int kEntryTiles, int kWarpsK>
 void launch_tiles(const StackedExperts& weights, const DeviceRows& input, const Grouping& grouping, bool pipelined, void* out,
                   cudaStream_t stream, bool programmatic, const char* what) {
   const std::int64_t out_rows = kGateUp ? weights.rows / 2 : weights.rows;
   const dim3 grid(unsigned(mma_row_blocks(out_rows, kGateUp)), unsigned(grouping.expert_slots));
   if constexpr (kEntryTiles <= 2) {
     if (pipelined) {
-      launch_kernel(mma_expert_kernel<kGateUp, kEntryTiles, true>, grid, dim3(kThreads), stream, programmatic, what, weights, input,
-                    grouping, out);
+      launch_kernel(mma_expert_kernel<kGateUp, kEntryTiles, true, kWarpsK>, grid, dim3(kWarpsK * 32), stream, programmatic, what,
+                    weights, input, grouping, out);
       return;
     }
   }
-  launch_kernel(mma_expert_kernel<kGateUp, kEntryTiles, false>, grid, dim3(kThreads), stream, programmatic, what, weights, input,
-                grouping, out);
+  launch_kernel(mma_expert_kernel<kGateUp, kEntryTiles, false, kWarpsK>, grid, dim3(kWarpsK * 32), stream, programmatic, what,
+                weights, input, grouping, out);
 }
 
 template <bool kGateUp>
@@ -272,9 +273,15 @@ void launch(const StackedExperts& weights, const DeviceRows& input, const Groupi
   const std::int64_t out_rows = kGateUp ? weights.rows / 2 : weights.rows;
   if (out_rows == 0 || grouping.expert_slots == 0) return;
   switch (pass.entry_tiles) {
-    case 4: launch_tiles<kGateUp, 4>(weights, input, grouping, false, out, stream, programmatic, what); break;
-    case 2: launch_tiles<kGateUp, 2>(weights, input, grouping, pass.pipelined, out, stream, programmatic, what); break;
-    default: launch_tiles<kGateUp, 1>(weights, input, grouping, pass.pipelined, out, stream, programmatic, what); break;
+    case 4: launch_tiles<kGateUp, 4, kMmaWarpsK>(weights, input, grouping, false, out, stream, programmatic, what); break;
+    case 2: launch_tiles<kGateUp, 2, kMmaWarpsK>(weights, input, grouping, pass.pipelined, out, stream, programmatic, what); break;
+    default:
+      if (pass.warps_k == kMmaFewWarpsK) {
+        launch_tiles<kGateUp, 1, kMmaFewWarpsK>(weights, input, grouping, pass.pipelined, out, stream, programmatic, what);
+      } else {
+        launch_tiles<kGateUp, 1, kMmaWarpsK>(weights, input, grouping, pass.pipelined, out, stream, programmatic, what);
+      }
+      break;
   }
 }
 

@@ -12,11 +12,13 @@ namespace fp4gemm::moe::cuda_moe {
 // rows start 16-byte aligned (its activation loads are 16 bytes wide).
 bool mma_takes(const StackedExperts& weights, const DeviceRows& x);
 
-// How a pass runs: `entry_tiles` (1, 2 or 4; mma_entry_tiles) entries of 8 it holds, and whether
-// its loads and decode go in two register stages (mma_pipelined).
+// How a pass runs: `entry_tiles` (1, 2 or 4; mma_entry_tiles) entries of 8 it holds, whether
+// its loads and decode go in two register stages (mma_pipelined), and the warps a block splits K
+// over (kMmaWarpsK, or kMmaFewWarpsK at one entry tile; mma_warps_k).
 struct MmaPass {
   int entry_tiles = 1;
   bool pipelined = false;
+  int warps_k = 4;
 };
 
 // h [entries, I] BF16 = SiLU(gs·(a·gateᵀ))·(us·(a·upᵀ)), a the entry's row of x (as launch_gate_up

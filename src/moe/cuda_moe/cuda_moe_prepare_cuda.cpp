@@ -91,6 +91,7 @@ std::unique_ptr<PreparedMoe> CudaMoeBackend::prepare(const MoeWeights& weights, 
   prepared->backend = name();
   prepared->device = device.index;
   prepared->sm = device.sm();
+  prepared->multiprocessors = device.multiprocessors;
 
   StackSource gate_up, down;
   for (const ExpertProjections& expert : weights.experts) {

@@ -59,6 +59,14 @@ bool mma_pipelined(int entry_tiles, const std::optional<std::string>& knob) {
   return entry_tiles == 1;
 }
 
+int mma_warps_k(std::int64_t largest_grid_blocks, int multiprocessors, int entry_tiles, const std::optional<std::string>& knob) {
+  if (knob && *knob != "2" && *knob != "4") throw_invalid("FP4GEMM_MOE_MMA_WARPS_K must be 2 or 4, not '" + *knob + "'");
+  if (entry_tiles != 1) return kMmaWarpsK;
+  if (knob) return std::stoi(*knob);
+  const std::int64_t resident = std::int64_t(multiprocessors) * (kMmaWarpsPerSm / kMmaFewWarpsK);
+  return multiprocessors > 0 && largest_grid_blocks <= kMmaFewWarpsMaxWaves * resident ? kMmaFewWarpsK : kMmaWarpsK;
+}
+
 bool wide_experts_take(const MoeProblem& problem, int sm, ExpertKernel asked) {
   if (asked != ExpertKernel::automatic && asked != ExpertKernel::wide) return false;
   if (sm != 90 || problem.activation != ActivationType::bf16 || problem.hidden % 64 != 0 || problem.intermediate % 64 != 0) return false;

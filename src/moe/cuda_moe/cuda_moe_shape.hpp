@@ -36,7 +36,22 @@ inline constexpr int kStreamingBlocksPerSm = 2;
 // registers); resident blocks per SM it is compiled for (a bound of 128 registers a thread).
 inline constexpr int kMmaWarpsK = 4;
 inline constexpr int kMmaBatchChunks = 4;
-inline constexpr int kMmaBlocksPerSm = 4;
+inline constexpr int kMmaWarpsPerSm = 16;  // resident warps a SM either K split keeps (128 registers a thread)
+// A decode step's grid is short: T = 1 of Qwen3.5-397B-A17B's layer is 640 gate_up and 1280 down
+// blocks, 1.2 and 2.4 waves of 4-warp blocks on 132 SMs, whose last partial wave leaves most SMs
+// idle. Split K over kMmaFewWarpsK warps instead and twice the blocks are resident (gate_up in one
+// wave), each twice as long. Taken where the layer's larger grid (down's) fits kMmaFewWarpsMaxWaves
+// waves of such blocks, for one-tile passes. Measured on an H100, that layer, given routing, µs:
+// T = 1 57.9 -> 51.3 with 2 warps (8 warps: 59.3); T = 8 (10240 down blocks) 272.7 -> 280.5,
+// T = 64 1253 -> 1256, so 4 warps stay there.
+inline constexpr int kMmaFewWarpsK = 2;
+inline constexpr int kMmaFewWarpsMaxWaves = 2;
+// The K split of a layer call's tensor-core launches: kMmaFewWarpsK where the larger grid has at
+// most kMmaFewWarpsMaxWaves waves of kMmaFewWarpsK-warp blocks on `multiprocessors` SMs and the
+// pass holds one entry tile, else kMmaWarpsK (`knob`: FP4GEMM_MOE_MMA_WARPS_K, 2 or 4, the former
+// at one entry tile only; anything else throws a sentence naming it).
+int mma_warps_k(std::int64_t largest_grid_blocks, int multiprocessors, int entry_tiles,
+                const std::optional<std::string>& knob = std::nullopt);
 // Entry tiles of 8 a pass holds (each weight byte is read and decoded once per tile set): one up
 // to kMmaOneTileEntries expected entries per active expert, two up to kMmaTwoTileEntries, then
 // four (32 entries a pass, one chunk of loads in flight). Measured on an H100, Qwen3.5-397B-A17B

@@ -317,7 +317,7 @@ TEST_F(CudaMoe, PermutationOnBothSidesOfTheOneBlockLimit) {
 }
 
 // The tensor-core kernel holding 1, 2 and 4 entry tiles a pass, on experts with more entries than
-// one pass takes and on a K with a partial last chunk.
+// one pass takes and on a K with a partial last chunk; at one tile, K over 2 and 4 warps.
 TEST_F(CudaMoe, TensorCoreKernelAtEveryEntryTiling) {
   MoeCase c;
   c.layer.hidden = 1040;
@@ -332,6 +332,19 @@ TEST_F(CudaMoe, TensorCoreKernelAtEveryEntryTiling) {
     const std::string failures = run_case(c);
     EXPECT_TRUE(failures.empty()) << tiles << " entry tiles: " << failures;
   }
+  // One entry tile with K over 2 and over 4 warps a block (a test layer's short grid takes 2 by
+  // default), pipelined and not: K ranges of 1040 / 2 and 1040 / 4 columns with a partial chunk.
+  setenv("FP4GEMM_MOE_MMA_ENTRY_TILES", "1", 1);
+  for (const char* warps : {"2", "4"}) {
+    setenv("FP4GEMM_MOE_MMA_WARPS_K", warps, 1);
+    for (const char* pipeline : {"0", "1"}) {
+      setenv("FP4GEMM_MOE_MMA_PIPELINE", pipeline, 1);
+      const std::string failures = run_case(c);
+      EXPECT_TRUE(failures.empty()) << "K over " << warps << " warps, pipeline " << pipeline << ": " << failures;
+    }
+  }
+  unsetenv("FP4GEMM_MOE_MMA_PIPELINE");
+  unsetenv("FP4GEMM_MOE_MMA_WARPS_K");
   unsetenv("FP4GEMM_MOE_MMA_ENTRY_TILES");
   unsetenv("FP4GEMM_MOE_EXPERT_KERNEL");
 }
