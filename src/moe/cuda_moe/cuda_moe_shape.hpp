@@ -30,10 +30,10 @@ inline constexpr int kDownRowsPerWarp = 4;
 // (65536 / (256 x 2)), with which no variant spills; at 3 blocks (80 registers) they spilled.
 inline constexpr int kStreamingBlocksPerSm = 2;
 // The tensor-core kernel (cuda_moe_mma.cu): warps of a block, each taking 1/kMmaWarpsK of K for
-// the block's rows (gate_up: 16 outputs, gate and up rows; down: 32 rows), so that one decode layer
-// (T = 1: 10 experts x 64 gate_up blocks) fills the GPU; chunks of 64 columns whose loads a lane
-// issues before using any (halved when a pass holds two entry tiles: the activations take the
-// registers); resident blocks per SM it is compiled for (a bound of 128 registers a thread).
+// the block's rows (gate_up: 16 outputs, gate and up rows; down: 32 rows); chunks of 64 columns
+// whose loads a lane issues before using any (halved when a pass holds two entry tiles: the
+// activations take the registers); resident warps per SM it is compiled for (a bound of 128
+// registers a thread).
 inline constexpr int kMmaWarpsK = 4;
 inline constexpr int kMmaBatchChunks = 4;
 inline constexpr int kMmaWarpsPerSm = 16;  // resident warps a SM either K split keeps (128 registers a thread)
@@ -42,8 +42,8 @@ inline constexpr int kMmaWarpsPerSm = 16;  // resident warps a SM either K split
 // idle. Split K over kMmaFewWarpsK warps instead and twice the blocks are resident (gate_up in one
 // wave), each twice as long. Taken where the layer's larger grid (down's) fits kMmaFewWarpsMaxWaves
 // waves of such blocks, for one-tile passes. Measured on an H100, that layer, given routing, µs:
-// T = 1 57.9 -> 51.3 with 2 warps (8 warps: 59.3); T = 8 (10240 down blocks) 272.7 -> 280.5,
-// T = 64 1253 -> 1256, so 4 warps stay there.
+// T = 1 57.9 -> 51.3 with 2 warps (8 warps: 59.3; 51.7 with the rule in a second run); T = 8
+// (10240 down blocks) 272.7 -> 280.5 with 2 warps forced, T = 64 1253 -> 1256, so 4 warps stay there.
 inline constexpr int kMmaFewWarpsK = 2;
 inline constexpr int kMmaFewWarpsMaxWaves = 2;
 // The K split of a layer call's tensor-core launches: kMmaFewWarpsK where the larger grid has at
