@@ -225,7 +225,7 @@ TEST(CudaMoeShape, TheTensorCoreKernelSplitsKOverFewerWarpsForAShortGrid) {
 }
 
 // The tensor-core kernel: 16 outputs (gate and up rows) or 32 down rows a block, the last block
-// partial; two entry tiles a pass above 8 expected entries per group, four above 32.
+// partial; two entry tiles a pass above 5 expected entries per group, four above 32.
 TEST(CudaMoeShape, TensorCoreBlocksCoverEveryRowAndTakeMoreEntryTilesForBusierExperts) {
   EXPECT_EQ(mma_row_blocks(1024, true), 64);   // Qwen3.5-397B-A17B gate_up, I = 1024
   EXPECT_EQ(mma_row_blocks(4096, false), 128);  // its down, H = 4096
@@ -235,6 +235,8 @@ TEST(CudaMoeShape, TensorCoreBlocksCoverEveryRowAndTakeMoreEntryTilesForBusierEx
   EXPECT_EQ(mma_entry_tiles(1), 1);
   EXPECT_EQ(mma_entry_tiles(kMmaOneTileEntries), 1);
   EXPECT_EQ(mma_entry_tiles(kMmaOneTileEntries + 1), 2);
+  EXPECT_EQ(mma_entry_tiles(5), 1);  // T = 256 of E = 512, k = 10
+  EXPECT_EQ(mma_entry_tiles(6), 2);  // T = 320
   EXPECT_EQ(mma_entry_tiles(10), 2);  // T = 512 of E = 512, k = 10
   EXPECT_EQ(mma_entry_tiles(kMmaTwoTileEntries), 2);
   EXPECT_EQ(mma_entry_tiles(kMmaTwoTileEntries + 1), kMmaMaxEntryTiles);

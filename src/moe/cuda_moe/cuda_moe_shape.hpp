@@ -54,10 +54,14 @@ int mma_warps_k(std::int64_t largest_grid_blocks, int multiprocessors, int entry
                 const std::optional<std::string>& knob = std::nullopt);
 // Entry tiles of 8 a pass holds (each weight byte is read and decoded once per tile set): one up
 // to kMmaOneTileEntries expected entries per active expert, two up to kMmaTwoTileEntries, then
-// four (32 entries a pass, one chunk of loads in flight). Measured on an H100, Qwen3.5-397B-A17B
-// layer: at 10 entries per expert (T = 512) two tiles take 2137 us and four 2708; at 80 (T = 4096)
-// two take 11747 us and four 9532. Where between 10 and 80 four starts to win is not measured.
-inline constexpr std::int64_t kMmaOneTileEntries = 8;
+// four (32 entries a pass, one chunk of loads in flight). A pass of one tile runs an expert with
+// more than 8 entries twice, decoding its weights again, which the expected count's spread makes
+// common well below 8. Measured on an H100, Qwen3.5-397B-A17B layer, given routing, one tile vs
+// two, µs: 3.1 entries per expert (T = 160) 1664 vs 1833, 5 (T = 256) 1871 vs 1943, 6.25 (T = 320)
+// 2095 vs 1981, 7.5 (T = 384) 2367 vs 2017, 8.75 (T = 448) 2649 vs 2070; at 10 (T = 512) two tiles
+// take 2137 us and four 2708; at 80 (T = 4096) two take 11747 us and four 9532. Where between 10
+// and 80 four starts to win is not measured.
+inline constexpr std::int64_t kMmaOneTileEntries = 5;
 inline constexpr std::int64_t kMmaTwoTileEntries = 32;
 inline constexpr int kMmaMaxEntryTiles = 4;
 
