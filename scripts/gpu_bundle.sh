@@ -3,7 +3,9 @@
 # binary (and the host test binary with --host-tests) and the shared libraries they load from
 # outside the CUDA toolkit (Highway, OpenBLAS and its Fortran runtime). Run there with
 # LD_LIBRARY_PATH=<folder>/lib.
-# Usage: scripts/gpu_bundle.sh BUILD_DIR OUT_DIR [--host-tests] [--archive]
+# Usage: scripts/gpu_bundle.sh BUILD_DIR OUT_DIR [--host-tests] [--python] [--archive]
+#   --python: also the static library (libfp4gemm.a), from which scripts/gpu_python_check.sh builds
+#             the torch extension against the GPU machine's own torch (~8 MiB more in the archive).
 #   --archive: OUT_DIR holds one bundle.tgz instead (unpack there with
 #              `mkdir -p b && tar xzf OUT_DIR/bundle.tgz -C b`). It is about a third of the
 #              folder's size (55 MiB -> 17 MiB), so the host tests or a second CLI fit too.
@@ -13,12 +15,13 @@ set -euo pipefail
 build=${1:?build directory (configured with CUDA, e.g. build)}
 out=${2:?output folder}
 shift 2
-host_tests=0 archive=0
+host_tests=0 archive=0 python=0
 for option in "$@"; do
   case "$option" in
     --host-tests) host_tests=1 ;;
     --archive) archive=1 ;;
-    *) echo "gpu_bundle: unknown option '$option' (--host-tests, --archive)" >&2; exit 2 ;;
+    --python) python=1 ;;
+    *) echo "gpu_bundle: unknown option '$option' (--host-tests, --python, --archive)" >&2; exit 2 ;;
   esac
 done
 binaries=("$build/fp4gemm" "$build/tests/fp4gemm_gpu_tests")
@@ -33,6 +36,10 @@ if [ "$archive" = 1 ]; then
 fi
 mkdir -p "$folder/lib"
 cp "${binaries[@]}" "$folder/"
+if [ "$python" = 1 ]; then
+  [ -f "$build/libfp4gemm.a" ] || { echo "gpu_bundle: $build/libfp4gemm.a is missing; build it first" >&2; exit 1; }
+  cp "$build/libfp4gemm.a" "$folder/"
+fi
 # The libraries the binaries resolve from the system, except glibc, the C++ runtime and CUDA,
 # which a GPU machine has.
 ldd "${binaries[@]}" | awk '/=> \// {print $3}' | sort -u |
