@@ -162,7 +162,9 @@ class OursOnGpu {
     } else {
       time_on_host(result, operands, expected, options, routed);
     }
-    result.name = runner_.explain(problem).choice;  // after any fallback while serving
+    const moe::MoeExplanation served = runner_.explain(problem);  // after any fallback while serving
+    result.name = served.choice;
+    result.kernel = served.plan;
     return result;
   }
 

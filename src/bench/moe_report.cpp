@@ -60,6 +60,7 @@ nlohmann::json moe_json_line(const MoeBenchShape& shape, const MoeResult& result
                       {"compute_tflops", ceilings.compute_tflops},
                       {"ok", result.ok},
                       {"note", result.note}};
+  if (!result.kernel.empty()) line["kernel"] = result.kernel;
   if (result.checked_tokens > 0) {
     line["checked_tokens"] = result.checked_tokens;
     // JSON has no infinity: a non-finite error (NaN or Inf in the output) is written as null.

@@ -71,12 +71,15 @@ grep -q "E=4 k=2 H=64 I=32" <<< "$out" || fail "bench --moe does not state the l
 # backend, tokens, active, us, roofline us, time / roofline, ref error (not checked on the CPU), peer / ours.
 [ "$(grep -E -c "^(cpu|ref) +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +- +openblas_sgemm [0-9.]+x$" <<< "$out")" -eq 2 ] ||
   fail "bench --moe lacks our layer's rows with a roofline and a speedup: $out"
+[ "$(grep -E -c "^  (cpu|ref)( \(router\))?, T = [14]: ." <<< "$out")" -ge 2 ] || fail "bench --moe does not say how ours ran at each T: $out"
 out=$("$cli" bench --moe --config "$models/tiny_moe.json" --tokens 2 --device cpu --json 2>&1) || fail "bench --moe --config failed: $out"
 python3 - <<PY || fail "bench --moe --config --json is wrong: $out"
 import json
 lines = [json.loads(line) for line in """$out""".splitlines()]
 assert all(line["experts"] == 8 and line["top_k"] == 2 and line["shared_intermediate"] == 128 for line in lines), lines
 assert any(line["peer"] and line["ok"] and line["time_us"] > 0 for line in lines), lines
+assert all(line["kernel"] for line in lines if not line["peer"] and line["ok"]), lines  # the backend's plan
+assert not any("kernel" in line for line in lines if line["peer"]), lines
 PY
 
 # The model's decode step.

@@ -129,6 +129,7 @@ TEST(MoeReport, JsonLineHoldsRooflineRatiosAndTheCheck) {
   MoeResult ours{"cuda_moe", false, 1, 10, 20.0};
   ours.relative_error = 0.002;
   ours.checked_tokens = 1;
+  ours.kernel = "given routing; gate_up over all active experts in one launch";
   MoeResult bf16{"cublas_bf16_grouped", true, 1, 10, 120.0};
   MoeResult fp8{"cublaslt_fp8", true, 1, 10, 70.0};
   MoeResult wrong{"broken", true, 1, 10, 5.0};
@@ -152,6 +153,7 @@ TEST(MoeReport, JsonLineHoldsRooflineRatiosAndTheCheck) {
   EXPECT_DOUBLE_EQ(line["roofline_fraction"].get<double>(), roofline / 20.0);
   EXPECT_DOUBLE_EQ(line["relative_error"].get<double>(), 0.002);
   EXPECT_EQ(line["checked_tokens"], 1);
+  EXPECT_EQ(line["kernel"], "given routing; gate_up over all active experts in one launch");
   ASSERT_TRUE(line.contains("speedup_over"));
   EXPECT_EQ(line["speedup_over"].size(), 2u) << "only ok peers of the same token count: " << line.dump();
   EXPECT_DOUBLE_EQ(line["speedup_over"]["cublas_bf16_grouped"].get<double>(), 6.0);
@@ -161,6 +163,7 @@ TEST(MoeReport, JsonLineHoldsRooflineRatiosAndTheCheck) {
   EXPECT_EQ(peer["peer"], true);
   EXPECT_FALSE(peer.contains("speedup_over"));
   EXPECT_FALSE(peer.contains("relative_error")) << "not checked";
+  EXPECT_FALSE(peer.contains("kernel")) << "a peer has no plan";
   EXPECT_EQ(line["routing"], "given");
   MoeResult routed = ours;
   routed.routed = true;

@@ -43,12 +43,14 @@ MoeTimings time_moe_layer(const bench::MoeBenchLayer& layer, const std::vector<s
     const std::vector<moe::TopK> routings = bench::routing_draws(count, shape.experts, shape.top_k, kMoeRoutingSeed);
     bench::MoeResult result = bench::time_moe_call("fp4gemm", false, shape, routings, ours.call, DType::bf16, DType::bf16);
     result.name = ours.served();
+    result.kernel = ours.plan();
     timings.results.push_back(result);
     if (include_routed) {
       const bench::RoutedDraws routed = bench::routed_draws(layer, count, kMoeRoutingSeed);
       bench::MoeResult whole =
           bench::time_moe_call("fp4gemm", false, shape, routed.routings, ours_routed, DType::bf16, DType::bf16, &routed.x);
       whole.name = ours.served();
+      whole.kernel = ours.plan();
       whole.routed = true;
       timings.results.push_back(whole);
     }
@@ -115,6 +117,11 @@ void print_moe_table(const MoeBenchRequest& request, const MoeTimings& timings, 
   for (const bench::MoeResult& result : timings.results)
     if (result.ok && result.tokens == timings.results.front().tokens)
       std::printf("  %s%s: %s\n", result.name.c_str(), result.routed ? " (router)" : "", result.note.c_str());
+  // What ours ran at each token count: the kernels change with T (fp4gemm explain says the same).
+  for (const bench::MoeResult& result : timings.results)
+    if (result.ok && !result.kernel.empty())
+      std::printf("  %s%s, T = %lld: %s\n", result.name.c_str(), result.routed ? " (router)" : "", (long long)result.tokens,
+                  result.kernel.c_str());
 }
 
 void print_moe_json(const MoeBenchRequest& request, const MoeTimings& timings, const bench::Ceilings& ceilings, const std::string& device) {

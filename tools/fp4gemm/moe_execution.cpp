@@ -35,6 +35,7 @@ PreparedMoeCall prepare_moe_call(const moe::MoeWeights& weights, const std::stri
   };
   prepared.served = [runner, last_problem] { return runner->explain(*last_problem).choice; };
   prepared.explanation = [runner, last_problem] { return runner->explain(*last_problem).to_text(); };
+  prepared.plan = [runner, last_problem] { return runner->explain(*last_problem).plan; };
   return prepared;
 }
 

@@ -14,6 +14,7 @@ struct PreparedMoeCall {
   bench::MoeLayerCall call;
   std::function<std::string()> served;
   std::function<std::string()> explanation;  // why it served, as `fp4gemm explain` says it
+  std::function<std::string()> plan;         // how it served the last call (the backend's plan)
 };
 
 // `weights` (kept alive by the caller) through moe::MoeRunner with `backend` ("" or "auto": the
