@@ -90,6 +90,31 @@ grep -E -q "^  MoE experts +experts E=8 k=2 +4 " <<< "$out" || fail "the step re
 out=$("$cli" bench --config "$models/tiny_moe.json" --tokens 1 --ep 2 --device cpu --no-peers --json 2>&1) || fail "bench --ep failed: $out"
 grep -q '"name":"experts E=4 k=1"' <<< "$out" || fail "--ep 2 does not halve the experts per GPU: $out"
 
+# explain --moe: the MoE backend and its plan, here on the CPU and on a simulated H100 (a CUDA
+# build chooses cuda_moe there and names the K split of T = 1's short grid).
+out=$("$cli" explain --moe --experts 8 --topk 2 --hidden 64 --intermediate 32 --tokens 3 --device cpu 2>&1) ||
+  fail "explain --moe failed: $out"
+grep -q "^problem:  T=3 H=64 I=32 E=8 k=2" <<< "$out" || fail "explain --moe does not state the problem: $out"
+grep -q "^choice:   cpu" <<< "$out" || fail "explain --moe on the CPU does not choose cpu: $out"
+grep -q "^plan:     tokens grouped by expert" <<< "$out" || fail "explain --moe lacks the plan: $out"
+out=$("$cli" explain --moe --experts 512 --topk 10 --hidden 4096 --intermediate 1024 --simulate-sm 90 2>&1) ||
+  fail "explain --moe --simulate-sm failed: $out"
+grep -q "^note:     simulated device" <<< "$out" || fail "explain --moe does not say the device is simulated: $out"
+if grep -q "^choice:   cuda_moe" <<< "$out"; then
+  grep -q "^plan:     routing (router logits.*K split over 2 warps a block" <<< "$out" || fail "the simulated H100's plan at T = 1 is wrong: $out"
+  out=$("$cli" explain --moe --experts 512 --topk 10 --hidden 4096 --intermediate 1024 --tokens 4096 --given-routing --simulate-sm 90 2>&1)
+  grep -q "^plan:     given routing; .*the routed experts on the wide kernel" <<< "$out" || fail "the simulated H100's plan at T = 4096 is wrong: $out"
+fi
+out=$("$cli" explain --moe --config "$models/tiny_moe.json" --tokens 2 --device cpu --json 2>&1) || fail "explain --moe --config --json failed: $out"
+python3 - <<PY || fail "explain --moe --json is wrong: $out"
+import json
+report = json.loads("""$out""")
+assert report["problem"].startswith("T=2 ") and "E=8 k=2" in report["problem"], report
+assert report["choice"] == "cpu" and report["plan"] and any(c["backend"] == "ref" and c["ok"] for c in report["candidates"]), report
+PY
+expect_error "--topk must be between 1 and the expert count 4" explain --moe --experts 4 --topk 5 --device cpu
+expect_error "--given-routing requires --moe" explain --given-routing
+
 expect_error "--tokens needs --config" bench --tokens 1 --device cpu
 expect_error "--topk must be between 1 and the expert count 4" bench --moe --experts 4 --topk 5 --device cpu
 expect_error "--experts" bench --experts 4

@@ -2,13 +2,16 @@
 // with ok or its reason, the tuned-profile hit or miss, the choice, and the roofline estimate.
 // With --config, the choice and its reason for each GEMM of a model (io/model_config.hpp). With
 // --rules, the table of thresholds cuda_nvfp4's selector decides by, with the measurement behind each.
+// With --moe, an MoE layer at T tokens instead (explain_moe.hpp).
 #include <cstdio>
 #include <memory>
 
 #include <nlohmann/json.hpp>
 
 #include "backends/cuda_nvfp4/plan.hpp"
+#include "bench_moe.hpp"
 #include "command.hpp"
+#include "explain_moe.hpp"
 #include "problem_options.hpp"
 #include "reports.hpp"
 #include "type_options.hpp"
@@ -34,6 +37,11 @@ struct ExplainOptions {
   bool canary = false;
   bool json = false;
   bool rules = false;  // print cuda_nvfp4's selection rules table instead
+  // --moe: an MoE layer (the sizes, or --config's) at `tokens`, routed by its router unless given.
+  bool moe = false;
+  bench::MoeBenchShape moe_shape{64, 1024, 512, 0, 8, true};
+  std::int64_t tokens = 1;
+  bool given_routing = false;
 };
 
 Runner make_runner(const ExplainOptions& options) {
@@ -86,6 +94,18 @@ void run_explain(const ExplainOptions& options) {
                 cuda_nvfp4::describe_selection_rules().c_str());
     return;
   }
+  if (options.moe) {
+    MoeExplainRequest request{options.config.empty() ? options.moe_shape : moe_shape_from_config(options.config, options.tp, 1),
+                              options.tokens,
+                              options.given_routing,
+                              options.backend,
+                              options.device,
+                              options.profile,
+                              options.simulate_sm,
+                              options.simulate_cublaslt,
+                              options.json};
+    return run_moe_explain(request);
+  }
   if (!options.config.empty()) return run_explain_config(options);
   if (options.m < 1 || options.n < 1 || options.k < 1) throw_invalid("-m, -n and -k must be positive");
   if (options.k % 16 != 0) throw_invalid("-k " + std::to_string(options.k) + " is not a multiple of 16, the NVFP4 block size");
@@ -114,9 +134,22 @@ const RegisterCommand registration([](CLI::App& app) {
   command->add_option("-m", options->m, "Activation rows M (default 1)");
   auto* n = command->add_option("-n", options->n, "Weight rows N (default 4096)");
   auto* k = command->add_option("-k", options->k, "Reduction size K, a multiple of 16 (default 4096)");
-  add_model_config_options(command, options->config, options->tp, "the choice for each of its GEMMs at M, instead of -n/-k")
-      ->excludes(n)
-      ->excludes(k);
+  auto* config = add_model_config_options(command, options->config, options->tp,
+                                          "the choice for each of its GEMMs at M, instead of -n/-k (with --moe: its MoE layer)")
+                     ->excludes(n)
+                     ->excludes(k);
+  auto* moe = command->add_flag("--moe", options->moe,
+                                "Explain an MoE layer at --tokens instead (its shape from --config or "
+                                "--experts/--topk/--hidden/--intermediate): the MoE backend and its plan")
+                  ->excludes(n)
+                  ->excludes(k);
+  add_moe_layer_options(command, options->moe_shape, moe, config);
+  command->add_option("--shared-intermediate", options->moe_shape.shared_intermediate, "With --moe: shared expert size (default 0: none)")
+      ->needs(moe)
+      ->excludes(config);
+  command->add_option("--tokens", options->tokens, "With --moe: tokens T of the call (default 1)")->needs(moe)->check(CLI::PositiveNumber);
+  command->add_flag("--given-routing", options->given_routing, "With --moe: the routing is given (default: the layer's router routes)")
+      ->needs(moe);
   command->add_option("--device", options->device, "auto (default: the first GPU, else the CPU), cpu, I or cuda:I");
   command->add_option("--backend", options->backend, "Explain an explicit choice instead of auto (wins over FP4GEMM_BACKEND)");
   command->add_option("--activation", options->activation, "bf16 (W4A16, default), f32 or nvfp4 (W4A4)");
@@ -125,9 +158,10 @@ const RegisterCommand registration([](CLI::App& app) {
   command->add_option("--simulate-sm", options->simulate_sm, "Explain for a simulated GPU of this SM (e.g. 90, 100, 120) instead");
   command->add_option("--simulate-cublaslt", options->simulate_cublaslt,
                       "cuBLASLt version of the simulated GPU, major*10000+minor*100+patch; 0 = absent (default 130100)");
-  command->add_flag("--canary", options->canary, "Run every backend's canary first, so quarantines show");
+  command->add_flag("--canary", options->canary, "Run every backend's canary first, so quarantines show")->excludes(moe);
   command->add_flag("--json", options->json, "Print one JSON document");
-  command->add_flag("--rules", options->rules, "Print the thresholds cuda_nvfp4's selector decides by, with their measurements");
+  command->add_flag("--rules", options->rules, "Print the thresholds cuda_nvfp4's selector decides by, with their measurements")
+      ->excludes(moe);
   command->callback([options] { run_explain(*options); });
 });
 
