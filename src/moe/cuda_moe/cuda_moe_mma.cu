@@ -278,6 +278,8 @@ void launch(const StackedExperts& weights, const DeviceRows& input, const Groupi
     default:
       if (pass.warps_k == kMmaFewWarpsK) {
         launch_tiles<kGateUp, 1, kMmaFewWarpsK>(weights, input, grouping, pass.pipelined, out, stream, programmatic, what);
+      } else if (pass.warps_k == 3) {  // FP4GEMM_MOE_MMA_WARPS_K=3, measured against the rule's 2 and 4
+        launch_tiles<kGateUp, 1, 3>(weights, input, grouping, pass.pipelined, out, stream, programmatic, what);
       } else {
         launch_tiles<kGateUp, 1, kMmaWarpsK>(weights, input, grouping, pass.pipelined, out, stream, programmatic, what);
       }

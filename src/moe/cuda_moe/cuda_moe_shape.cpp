@@ -60,7 +60,9 @@ bool mma_pipelined(int entry_tiles, const std::optional<std::string>& knob) {
 }
 
 int mma_warps_k(std::int64_t largest_grid_blocks, int multiprocessors, int entry_tiles, const std::optional<std::string>& knob) {
-  if (knob && *knob != "2" && *knob != "4") throw_invalid("FP4GEMM_MOE_MMA_WARPS_K must be 2 or 4, not '" + *knob + "'");
+  if (knob && *knob != "2" && *knob != "3" && *knob != "4") {
+    throw_invalid("FP4GEMM_MOE_MMA_WARPS_K must be 2, 3 or 4, not '" + *knob + "'");
+  }
   if (entry_tiles != 1) return kMmaWarpsK;
   if (knob) return std::stoi(*knob);
   const std::int64_t resident = std::int64_t(multiprocessors) * (kMmaWarpsPerSm / kMmaFewWarpsK);

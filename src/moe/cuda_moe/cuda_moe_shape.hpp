@@ -48,8 +48,9 @@ inline constexpr int kMmaFewWarpsK = 2;
 inline constexpr int kMmaFewWarpsMaxWaves = 2;
 // The K split of a layer call's tensor-core launches: kMmaFewWarpsK where the larger grid has at
 // most kMmaFewWarpsMaxWaves waves of kMmaFewWarpsK-warp blocks on `multiprocessors` SMs and the
-// pass holds one entry tile, else kMmaWarpsK (`knob`: FP4GEMM_MOE_MMA_WARPS_K, 2 or 4, the former
-// at one entry tile only; anything else throws a sentence naming it).
+// pass holds one entry tile, else kMmaWarpsK (`knob`: FP4GEMM_MOE_MMA_WARPS_K, 2, 3 or 4, the first
+// two at one entry tile only; anything else throws a sentence naming it). 3 warps (5 blocks, 15
+// warps a SM) fit T = 1's 640 gate_up blocks in one wave with half again the warps of 2.
 int mma_warps_k(std::int64_t largest_grid_blocks, int multiprocessors, int entry_tiles,
                 const std::optional<std::string>& knob = std::nullopt);
 // Entry tiles of 8 a pass holds (each weight byte is read and decoded once per tile set): one up

@@ -332,10 +332,10 @@ TEST_F(CudaMoe, TensorCoreKernelAtEveryEntryTiling) {
     const std::string failures = run_case(c);
     EXPECT_TRUE(failures.empty()) << tiles << " entry tiles: " << failures;
   }
-  // One entry tile with K over 2 and over 4 warps a block (a test layer's short grid takes 2 by
-  // default), pipelined and not: K ranges of 1040 / 2 and 1040 / 4 columns with a partial chunk.
+  // One entry tile with K over 2, 3 and 4 warps a block (a test layer's short grid takes 2 by
+  // default), pipelined and not: K ranges of a third or a quarter of 1040 columns, partial chunks.
   setenv("FP4GEMM_MOE_MMA_ENTRY_TILES", "1", 1);
-  for (const char* warps : {"2", "4"}) {
+  for (const char* warps : {"2", "3", "4"}) {
     setenv("FP4GEMM_MOE_MMA_WARPS_K", warps, 1);
     for (const char* pipeline : {"0", "1"}) {
       setenv("FP4GEMM_MOE_MMA_PIPELINE", pipeline, 1);
