@@ -351,8 +351,14 @@ TEST(CudaMoePlan, NamesTheWideKernelAndTheRouterGemmWhereTheyRun) {
   EXPECT_EQ(decode.find("wide kernel"), std::string::npos) << decode;
   EXPECT_NE(decode.find("K split over 2 warps a block (a short grid: at most 2 waves of such blocks on 132 SMs)"), std::string::npos)
       << decode;
+  EXPECT_NE(decode.find("1 entry tile of 8 a pass (expected entries per active expert: 1; 1 tile up to 5, 2 up to 32, then 4)"),
+            std::string::npos)
+      << decode;
   const std::string eight = backend.plan(problem(8, 10, false, false), hopper);
   EXPECT_NE(eight.find("K split over 4 warps a block"), std::string::npos) << eight;
+  // T = 384: 7 expected entries per expert (3840 over 512 slots), two tiles a pass.
+  const std::string middle_mma = backend.plan(problem(384, 10, false, false), hopper);
+  EXPECT_NE(middle_mma.find("2 entry tiles of 8 a pass (expected entries per active expert: 7;"), std::string::npos) << middle_mma;
   hopper.sm_major = 8;  // Ampere: never the wide kernel
   EXPECT_EQ(backend.plan(problem(4096, 10, false, false), hopper).find("wide kernel"), std::string::npos);
   // Forced where it cannot run, it runs (and is planned) as mma.

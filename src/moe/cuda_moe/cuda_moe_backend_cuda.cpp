@@ -204,9 +204,14 @@ std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo& de
                                    : "";
   std::string split;
   if (mma) {
-    const int warps = cuda_moe::mma_warps_k(std::max(gate_up_blocks, down_blocks) * slots, device.multiprocessors,
-                                            entry_tiles_for(entries / slots), knob("FP4GEMM_MOE_MMA_WARPS_K"));
-    split = "; K split over " + std::to_string(warps) + " warps a block" +
+    const int tiles = entry_tiles_for(entries / slots);
+    const int warps = cuda_moe::mma_warps_k(std::max(gate_up_blocks, down_blocks) * slots, device.multiprocessors, tiles,
+                                            knob("FP4GEMM_MOE_MMA_WARPS_K"));
+    split = "; " + std::to_string(tiles) + " entry tile" + (tiles == 1 ? "" : "s") + " of 8 a pass (expected entries per active expert: " +
+            std::to_string(entries / slots) + "; 1 tile up to " +
+            std::to_string(cuda_moe::kMmaOneTileEntries) + ", 2 up to " + std::to_string(cuda_moe::kMmaTwoTileEntries) +
+            ", then 4" + (knob("FP4GEMM_MOE_MMA_ENTRY_TILES") ? ", set by FP4GEMM_MOE_MMA_ENTRY_TILES" : "") + ")" +
+            "; K split over " + std::to_string(warps) + " warps a block" +
             (warps == cuda_moe::kMmaFewWarpsK ? " (a short grid: at most " + std::to_string(cuda_moe::kMmaFewWarpsMaxWaves) +
                                                     " waves of such blocks on " + std::to_string(device.multiprocessors) + " SMs)"
                                               : "");
