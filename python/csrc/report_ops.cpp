@@ -1,17 +1,19 @@
 // torch.ops.fp4gemm ops that serve the Python package's load-time and reporting functions:
-// load_linear (one ModelOpt NVFP4 layer through the C++ checkpoint loader), info and explain
-// (the JSON documents `fp4gemm info --json` and `fp4gemm explain --json` print), and resident
-// (what a prepared weight's layouts hold).
+// load_linear (one ModelOpt NVFP4 layer through the C++ checkpoint loader), info, explain and
+// explain_moe (the JSON documents `fp4gemm info --json`, `fp4gemm explain --json` and `fp4gemm
+// explain --moe --json` print), and resident (what a prepared weight's layouts hold).
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
 #include <cstring>
 #include <string>
 
+#include "bench/moe_bench.hpp"
 #include "dispatch/device_arguments.hpp"
 #include "fp4gemm/io/checkpoint.hpp"
 #include "fp4gemm/io/modelopt.hpp"
 #include "fp4gemm/io/tensor_convert.hpp"
+#include "fp4gemm/moe/moe_runner.hpp"
 #include "fp4gemm/runner.hpp"
 #include "fp4gemm/reports.hpp"
 #include "fp4gemm/type_options.hpp"
@@ -65,6 +67,25 @@ std::string explain(std::int64_t m, std::int64_t n, std::int64_t k, c10::string_
   return report.dump();
 }
 
+// An MoE layer of these sizes at `tokens` (routed by its router unless `routing_given`): the MoE
+// runner's candidates, choice and the chosen backend's plan, plus "text" as the CLI prints it.
+std::string explain_moe(std::int64_t tokens, std::int64_t experts, std::int64_t top_k, std::int64_t hidden, std::int64_t intermediate,
+                        std::int64_t shared_intermediate, bool routing_given, c10::string_view backend, c10::string_view device) {
+  if (tokens < 1) throw_invalid("explain_moe: tokens must be positive");
+  bench::check_moe_bench_shape({experts, hidden, intermediate, shared_intermediate, int(top_k), true});
+  const moe::MoeProblem problem{tokens, hidden, intermediate, experts, int(top_k), ActivationType::bf16, DType::bf16,
+                                routing_given, shared_intermediate > 0, shared_intermediate, false};
+  RunnerOptions device_options;  // the dense runner's device arguments: "auto", "cpu", "cuda:I"
+  dispatch::apply_device_arguments(device_options, std::string(device), 0, 0);
+  moe::MoeRunnerOptions options;
+  options.backend = backend == "auto" ? "" : std::string(backend);
+  options.device = device_options.device;
+  const moe::MoeExplanation explanation = moe::MoeRunner(std::move(options)).explain(problem);
+  nlohmann::json report = cli::moe_explanation_report(explanation);
+  report["text"] = explanation.to_text();
+  return report.dump();
+}
+
 // {"device_bytes", "host_bytes", "by_backend": {name: bytes}}: what weight `weight_id`'s layouts hold.
 std::string resident(std::int64_t weight_id) {
   const ResidentMemory held = weight_resident(weight_id);
@@ -81,6 +102,9 @@ TORCH_LIBRARY_FRAGMENT(fp4gemm, m) {
   m.def("explain(int m, int n, int k, str activation=\"bf16\", str output=\"bf16\", str backend=\"auto\", "
         "str device=\"auto\") -> str",
         &explain);
+  m.def("explain_moe(int tokens, int experts, int top_k, int hidden, int intermediate, int shared_intermediate=0, "
+        "bool routing_given=False, str backend=\"auto\", str device=\"auto\") -> str",
+        &explain_moe);
 }
 
 }  // namespace fp4gemm::torch_ops

@@ -15,7 +15,7 @@ import torch as _torch  # `torch` in this namespace is the submodule fp4gemm.tor
 
 from ._library import direct, ops
 
-__all__ = ["ops", "direct", "info", "explain", "resident", "quantize_weight", "quantize_activation", "Nvfp4Tensor",
+__all__ = ["ops", "direct", "info", "explain", "explain_moe", "resident", "quantize_weight", "quantize_activation", "Nvfp4Tensor",
            "as_tensor"]
 __version__ = "0.1.0"
 
@@ -69,3 +69,11 @@ def explain(m: int, n: int, k: int, activation: str = "bf16", output: str = "bf1
             device: str = "auto") -> dict:
     """What `fp4gemm explain --json` prints for one GEMM, plus "text": the report it prints without --json."""
     return json.loads(ops.explain(m, n, k, activation, output, backend, device))
+
+
+def explain_moe(tokens: int, experts: int, top_k: int, hidden: int, intermediate: int, shared_intermediate: int = 0,
+                routing_given: bool = False, backend: str = "auto", device: str = "auto") -> dict:
+    """What `fp4gemm explain --moe --json` prints for an MoE layer at `tokens` (routed by its router
+    unless `routing_given`): candidates, choice and the chosen backend's plan, plus "text"."""
+    return json.loads(ops.explain_moe(tokens, experts, top_k, hidden, intermediate, shared_intermediate, routing_given,
+                                      backend, device))

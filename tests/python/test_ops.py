@@ -204,6 +204,18 @@ def test_info_and_explain_return_what_the_cli_prints():
     expect_error("multiple of 16", lambda: fp4gemm.explain(1, 64, 40))
 
 
+def test_explain_moe_returns_what_the_cli_prints():
+    explanation = fp4gemm.explain_moe(3, 8, 2, 64, 32, device="cpu")
+    assert explanation["problem"].startswith("T=3 H=64 I=32 E=8 k=2"), explanation
+    assert explanation["choice"] == "cpu" and explanation["plan"].startswith("tokens grouped by expert"), explanation
+    assert any(candidate["backend"] == "ref" and candidate["ok"] for candidate in explanation["candidates"])
+    assert "plan:" in explanation["text"] and explanation["choice"] in explanation["text"]
+    given = fp4gemm.explain_moe(3, 8, 2, 64, 32, shared_intermediate=16, routing_given=True, backend="ref", device="cpu")
+    assert given["choice"] == "ref" and "routing=given" in given["problem"] and "shared" in given["problem"], given
+    expect_error("expert count 8", lambda: fp4gemm.explain_moe(1, 8, 9, 64, 32, device="cpu"))
+    expect_error("tokens must be positive", lambda: fp4gemm.explain_moe(0, 8, 2, 64, 32, device="cpu"))
+
+
 def test_resident_reports_each_layout_made_so_far():
     codes, scales, scale_2 = random_weight(64, 128, seed=9)
     weight_id = ops.prepare(codes, scales, scale_2)

@@ -3,11 +3,10 @@
 
 #include <cstdio>
 
-#include <nlohmann/json.hpp>
-
 #include "dispatch/device_arguments.hpp"
 #include "fp4gemm/error.hpp"
 #include "fp4gemm/moe/moe_runner.hpp"
+#include "reports.hpp"
 
 namespace fp4gemm::cli {
 namespace {
@@ -23,23 +22,6 @@ moe::MoeRunnerOptions runner_options(const MoeExplainRequest& request) {
   return options;
 }
 
-nlohmann::json explanation_json(const moe::MoeExplanation& explanation) {
-  nlohmann::json candidates = nlohmann::json::array();
-  for (const dispatch::CandidateReport& candidate : explanation.candidates) {
-    candidates.push_back({{"backend", candidate.backend}, {"origin", candidate.origin}, {"ok", candidate.ok}, {"reason", candidate.reason}});
-  }
-  return {{"problem", explanation.problem.to_string()},
-          {"device", explanation.device},
-          {"setting", explanation.setting},
-          {"setting_origin", explanation.setting_origin},
-          {"profile", explanation.profile.detail},
-          {"candidates", candidates},
-          {"order", explanation.order_evidence},
-          {"choice", explanation.choice},
-          {"choice_reason", explanation.choice_reason},
-          {"plan", explanation.plan}};
-}
-
 }  // namespace
 
 void run_moe_explain(const MoeExplainRequest& request) {
@@ -52,7 +34,7 @@ void run_moe_explain(const MoeExplainRequest& request) {
   const moe::MoeRunner runner(runner_options(request));
   const moe::MoeExplanation explanation = runner.explain(problem);
   if (request.json) {
-    std::printf("%s\n", explanation_json(explanation).dump(2).c_str());
+    std::printf("%s\n", moe_explanation_report(explanation).dump(2).c_str());
     return;
   }
   std::printf("%s", explanation.to_text().c_str());

@@ -68,4 +68,21 @@ nlohmann::json explanation_report(const dispatch::Explanation& explanation) {
                         {"compute_seconds", roofline.compute_seconds}}}};
 }
 
+nlohmann::json moe_explanation_report(const moe::MoeExplanation& explanation) {
+  nlohmann::json candidates = nlohmann::json::array();
+  for (const dispatch::CandidateReport& candidate : explanation.candidates) {
+    candidates.push_back({{"backend", candidate.backend}, {"origin", candidate.origin}, {"ok", candidate.ok}, {"reason", candidate.reason}});
+  }
+  return {{"problem", explanation.problem.to_string()},
+          {"device", explanation.device},
+          {"setting", explanation.setting},
+          {"setting_origin", explanation.setting_origin},
+          {"profile", explanation.profile.detail},
+          {"candidates", candidates},
+          {"order", explanation.order_evidence},
+          {"choice", explanation.choice},
+          {"choice_reason", explanation.choice_reason},
+          {"plan", explanation.plan}};
+}
+
 }  // namespace fp4gemm::cli
