@@ -6,8 +6,8 @@
 // out^T = W · A^T: weight rows are the MMA's M (a warp owns two 16-row tiles: gate_up's gate rows
 // i..i+15 and the up rows beside them, or down's rows r..r+31), an expert's entries its N (8 per
 // MMA, 1, 2 or 4 tiles held at once), K is split over the block's kWarpsK warps (kMmaWarpsK, or
-// kMmaFewWarpsK for a short one-tile grid) and their
-// sums are added in shared memory in a fixed order.
+// kMmaFewWarpsK for a short one-tile grid) and their sums are added in shared memory in a fixed
+// order.
 //
 // The weights are read in the stacked linear layout that the other kernels read (no second copy):
 // per 64-column chunk, lane (g = lane / 4, t = lane % 4) loads the 16 codes of rows g and g + 8 at
