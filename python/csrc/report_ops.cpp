@@ -72,15 +72,12 @@ std::string explain(std::int64_t m, std::int64_t n, std::int64_t k, c10::string_
 std::string explain_moe(std::int64_t tokens, std::int64_t experts, std::int64_t top_k, std::int64_t hidden, std::int64_t intermediate,
                         std::int64_t shared_intermediate, bool routing_given, c10::string_view backend, c10::string_view device) {
   if (tokens < 1) throw_invalid("explain_moe: tokens must be positive");
-  bench::check_moe_bench_shape({experts, hidden, intermediate, shared_intermediate, int(top_k), true});
-  const moe::MoeProblem problem{tokens, hidden, intermediate, experts, int(top_k), ActivationType::bf16, DType::bf16,
-                                routing_given, shared_intermediate > 0, shared_intermediate, false};
-  RunnerOptions device_options;  // the dense runner's device arguments: "auto", "cpu", "cuda:I"
-  dispatch::apply_device_arguments(device_options, std::string(device), 0, 0);
+  const bench::MoeBenchShape shape{experts, hidden, intermediate, shared_intermediate, int(top_k), true};
+  bench::check_moe_bench_shape(shape);
   moe::MoeRunnerOptions options;
   options.backend = backend == "auto" ? "" : std::string(backend);
-  options.device = device_options.device;
-  const moe::MoeExplanation explanation = moe::MoeRunner(std::move(options)).explain(problem);
+  dispatch::apply_device_arguments(options.device, options.simulated_device, std::string(device), 0, 0);
+  const moe::MoeExplanation explanation = moe::MoeRunner(std::move(options)).explain(shape.problem(tokens, routing_given));
   nlohmann::json report = cli::moe_explanation_report(explanation);
   report["text"] = explanation.to_text();
   return report.dump();

@@ -41,6 +41,11 @@ std::string MoeBenchShape::to_string() const {
          " I=" + std::to_string(intermediate) + (shared_intermediate ? " shared I=" + std::to_string(shared_intermediate) : "");
 }
 
+moe::MoeProblem MoeBenchShape::problem(std::int64_t tokens, bool routing_given) const {
+  return {tokens,        hidden,           intermediate,         experts, top_k, ActivationType::bf16, DType::bf16,
+          routing_given, shared_intermediate > 0, shared_intermediate, false};
+}
+
 void check_moe_bench_shape(const MoeBenchShape& shape) {
   if (shape.experts < 1) throw_invalid("--experts must be 1 or more, not " + std::to_string(shape.experts));
   if (shape.top_k < 1 || shape.top_k > shape.experts) {

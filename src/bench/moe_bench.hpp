@@ -22,6 +22,9 @@ struct MoeBenchShape {
   int top_k = 1;
   bool norm_topk_prob = true;
   std::string to_string() const;  // "E=512 k=10 H=4096 I=1024 shared I=1024"
+  // The layer's call at `tokens` with BF16 x and out (an NVFP4 shared expert when it has one),
+  // routed by its router unless `routing_given`.
+  moe::MoeProblem problem(std::int64_t tokens, bool routing_given) const;
 };
 
 // Throws Error(invalid_argument) naming the flag for sizes below 1, k outside [1, E], or H, I or

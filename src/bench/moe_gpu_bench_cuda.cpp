@@ -134,8 +134,7 @@ class OursOnGpu {
   // operands' x with the given draws.
   MoeResult time(GpuMoeOperands& operands, const Expected& expected, std::int64_t active, cudaStream_t stream,
                  const RoutedOnGpu* routed = nullptr) {
-    const moe::MoeProblem problem{operands.tokens, shape_.hidden, shape_.intermediate, shape_.experts, shape_.top_k, ActivationType::bf16,
-                                  DType::bf16, routed == nullptr, shape_.shared_intermediate > 0, shape_.shared_intermediate, false};
+    const moe::MoeProblem problem = shape_.problem(operands.tokens, routed == nullptr);
     const moe::MoeExplanation plan = runner_.explain(problem);
     if (plan.choice.empty()) return failed("fp4gemm", false, operands, active, "no MoE backend can run it: " + plan.choice_reason);
     MoeResult result{plan.choice, false, operands.tokens, active};

@@ -35,22 +35,27 @@ DeviceInfo simulated_device(int sm, int cublaslt_version) {
   return device;
 }
 
-void apply_device_arguments(RunnerOptions& options, const std::string& device, int simulate_sm, int simulate_cublaslt) {
+void apply_device_arguments(int& device_index, std::optional<DeviceInfo>& simulated, const std::string& device, int simulate_sm,
+                            int simulate_cublaslt) {
   if (simulate_sm > 0) {
-    options.simulated_device = simulated_device(simulate_sm, simulate_cublaslt);
+    simulated = simulated_device(simulate_sm, simulate_cublaslt);
     return;
   }
   if (device.empty() || device == "auto") {
-    options.device = RunnerOptions::kFirstGpu;
+    device_index = RunnerOptions::kFirstGpu;
   } else if (device == "cpu") {
-    options.device = RunnerOptions::kCpuOnly;
+    device_index = RunnerOptions::kCpuOnly;
   } else if (all_digits(device)) {
-    options.device = std::stoi(device);
+    device_index = std::stoi(device);
   } else if (device.rfind("cuda:", 0) == 0 && all_digits(device.substr(5))) {
-    options.device = std::stoi(device.substr(5));
+    device_index = std::stoi(device.substr(5));
   } else {
     throw_invalid("--device '" + device + "' is not a device; pass auto, cpu, a CUDA ordinal such as 0, or cuda:0");
   }
+}
+
+void apply_device_arguments(RunnerOptions& options, const std::string& device, int simulate_sm, int simulate_cublaslt) {
+  apply_device_arguments(options.device, options.simulated_device, device, simulate_sm, simulate_cublaslt);
 }
 
 }  // namespace fp4gemm::dispatch

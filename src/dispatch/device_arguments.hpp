@@ -1,5 +1,7 @@
 #pragma once
-// Turning command-line device arguments into RunnerOptions, shared by `explain` and `doctor`.
+// Turning command-line device arguments into RunnerOptions (or the MoE runner's), shared by
+// `explain`, `doctor` and the Python package.
+#include <optional>
 #include <string>
 
 #include "fp4gemm/runner.hpp"
@@ -15,5 +17,8 @@ DeviceInfo simulated_device(int sm, int cublaslt_version);
 // `simulate_sm` replaces the device with simulated_device(simulate_sm, simulate_cublaslt).
 // Throws Error(invalid_argument) with the accepted forms on anything else.
 void apply_device_arguments(RunnerOptions& options, const std::string& device, int simulate_sm, int simulate_cublaslt);
+// The same into a runner's device index and simulated device (moe::MoeRunnerOptions has both).
+void apply_device_arguments(int& device_index, std::optional<DeviceInfo>& simulated, const std::string& device, int simulate_sm,
+                            int simulate_cublaslt);
 
 }  // namespace fp4gemm::dispatch

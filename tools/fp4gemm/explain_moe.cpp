@@ -12,13 +12,11 @@ namespace fp4gemm::cli {
 namespace {
 
 moe::MoeRunnerOptions runner_options(const MoeExplainRequest& request) {
-  RunnerOptions device;  // the dense runner's device arguments, so --device and --simulate-sm mean the same
-  dispatch::apply_device_arguments(device, request.device, request.simulate_sm, request.simulate_cublaslt);
   moe::MoeRunnerOptions options;
   options.backend = request.backend;
   options.profile_path = request.profile;
-  options.device = device.device;
-  options.simulated_device = device.simulated_device;
+  dispatch::apply_device_arguments(options.device, options.simulated_device, request.device, request.simulate_sm,
+                                   request.simulate_cublaslt);
   return options;
 }
 
@@ -27,12 +25,8 @@ moe::MoeRunnerOptions runner_options(const MoeExplainRequest& request) {
 void run_moe_explain(const MoeExplainRequest& request) {
   bench::check_moe_bench_shape(request.shape);
   if (request.tokens < 1) throw_invalid("--tokens must be positive");
-  const bench::MoeBenchShape& shape = request.shape;
-  const moe::MoeProblem problem{request.tokens,       shape.hidden, shape.intermediate, shape.experts, shape.top_k, ActivationType::bf16,
-                                DType::bf16,          request.routing_given, shape.shared_intermediate > 0,
-                                shape.shared_intermediate, false};
   const moe::MoeRunner runner(runner_options(request));
-  const moe::MoeExplanation explanation = runner.explain(problem);
+  const moe::MoeExplanation explanation = runner.explain(request.shape.problem(request.tokens, request.routing_given));
   if (request.json) {
     std::printf("%s\n", moe_explanation_report(explanation).dump(2).c_str());
     return;

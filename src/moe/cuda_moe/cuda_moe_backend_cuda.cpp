@@ -45,8 +45,7 @@ std::optional<std::string> knob(const char* name) {
 // active expert), or 0 when the routed experts do not run on it on an SM `sm` GPU.
 int wide_entries_for(const MoeProblem& problem, int sm, cuda_moe::ExpertKernel asked) {
   if (!cuda_moe::wide_experts_take(problem, sm, asked)) return 0;
-  const std::int64_t entries = problem.tokens * problem.top_k;
-  return cuda_moe::wide_block_entries(entries / std::min(problem.experts, entries), knob("FP4GEMM_MOE_WIDE_ENTRIES"));
+  return cuda_moe::wide_block_entries(cuda_moe::expected_entries_per_expert(problem), knob("FP4GEMM_MOE_WIDE_ENTRIES"));
 }
 
 bool router_gemm_for(const MoeProblem& problem) {
@@ -71,7 +70,7 @@ std::string wide_text(const MoeProblem& problem, cuda_moe::ExpertKernel asked, i
   const std::int64_t entries = problem.tokens * problem.top_k;
   const std::int64_t blocks = cuda_moe::wide_token_blocks(entries, problem.experts, wide);
   const cuda_moe::WorkspaceLayout layout = cuda_moe::workspace_layout(problem, wide);  // the packed entries come last
-  return "; the routed experts on the wide kernel (" + std::to_string(entries / std::min(problem.experts, entries)) +
+  return "; the routed experts on the wide kernel (" + std::to_string(cuda_moe::expected_entries_per_expert(problem)) +
          " expected entries per active expert" +
          (asked == cuda_moe::ExpertKernel::wide ? ", set by FP4GEMM_MOE_EXPERT_KERNEL=wide"
                                                 : " >= " + std::to_string(cuda_moe::kWideMinEntries) + " on SM 9.0") +
@@ -102,14 +101,15 @@ T* at(const cuda::StreamBuffer& workspace, std::size_t offset) {
   return reinterpret_cast<T*>(workspace.as<std::uint8_t>() + offset);
 }
 
-// The tensor-core kernel's pass over `grouping` for these experts on a GPU of `multiprocessors` SMs.
-cuda_moe::MmaPass mma_pass_for(const cuda_moe::StackedExperts& gate_up, const cuda_moe::StackedExperts& down,
-                               const cuda_moe::Grouping& grouping, std::int64_t entries_per_group, int multiprocessors) {
+// The tensor-core kernel's pass for launches of `gate_up_blocks` and `down_blocks` row blocks over
+// `expert_slots` groups of `entries_per_group` expected entries, on a GPU of `multiprocessors` SMs
+// (what run() launches and plan() says).
+cuda_moe::MmaPass mma_pass_for(std::int64_t gate_up_blocks, std::int64_t down_blocks, std::int64_t expert_slots,
+                               std::int64_t entries_per_group, int multiprocessors) {
   const int entry_tiles = entry_tiles_for(entries_per_group);
-  const std::int64_t largest_grid =
-      std::max(cuda_moe::mma_row_blocks(gate_up.rows / 2, true), cuda_moe::mma_row_blocks(down.rows, false)) * grouping.expert_slots;
   return {entry_tiles, cuda_moe::mma_pipelined(entry_tiles, knob("FP4GEMM_MOE_MMA_PIPELINE")),
-          cuda_moe::mma_warps_k(largest_grid, multiprocessors, entry_tiles, knob("FP4GEMM_MOE_MMA_WARPS_K"))};
+          cuda_moe::mma_warps_k(std::max(gate_up_blocks, down_blocks) * expert_slots, multiprocessors, entry_tiles,
+                                knob("FP4GEMM_MOE_MMA_WARPS_K"))};
 }
 
 // gate_up then down for one set of experts (routed or shared) over `grouping`: on the tensor-core
@@ -120,7 +120,8 @@ void run_experts(const cuda_moe::StackedExperts& gate_up, const cuda_moe::Stacke
                  cuda_moe::ExpertKernel kernel, float* h, float* y, cudaStream_t stream, bool programmatic, int multiprocessors) {
   if (kernel == cuda_moe::ExpertKernel::mma && cuda_moe::mma_takes(gate_up, x)) {
     auto* h_bf16 = reinterpret_cast<__nv_bfloat16*>(h);  // half of h's FP32 space
-    const cuda_moe::MmaPass pass = mma_pass_for(gate_up, down, grouping, entries_per_group, multiprocessors);
+    const cuda_moe::MmaPass pass = mma_pass_for(cuda_moe::mma_row_blocks(gate_up.rows / 2, true), cuda_moe::mma_row_blocks(down.rows, false),
+                                                grouping.expert_slots, entries_per_group, multiprocessors);
     cuda_moe::launch_mma_gate_up(gate_up, x, grouping, pass, h_bf16, stream, programmatic);
     cuda_moe::launch_mma_down(down, h_bf16, grouping, pass, y, stream, programmatic);
     return;
@@ -204,11 +205,11 @@ std::string CudaMoeBackend::plan(const MoeProblem& problem, const DeviceInfo& de
                                    : "";
   std::string split;
   if (mma) {
-    const int tiles = entry_tiles_for(entries / slots);
-    const int warps = cuda_moe::mma_warps_k(std::max(gate_up_blocks, down_blocks) * slots, device.multiprocessors, tiles,
-                                            knob("FP4GEMM_MOE_MMA_WARPS_K"));
+    const std::int64_t expected = cuda_moe::expected_entries_per_expert(problem);
+    const cuda_moe::MmaPass pass = mma_pass_for(gate_up_blocks, down_blocks, slots, expected, device.multiprocessors);
+    const int tiles = pass.entry_tiles, warps = pass.warps_k;
     split = "; " + std::to_string(tiles) + " entry tile" + (tiles == 1 ? "" : "s") + " of 8 a pass (expected entries per active expert: " +
-            std::to_string(entries / slots) + "; 1 tile up to " +
+            std::to_string(expected) + "; 1 tile up to " +
             std::to_string(cuda_moe::kMmaOneTileEntries) + ", 2 up to " + std::to_string(cuda_moe::kMmaTwoTileEntries) +
             ", then 4" + (knob("FP4GEMM_MOE_MMA_ENTRY_TILES") ? ", set by FP4GEMM_MOE_MMA_ENTRY_TILES" : "") + ")" +
             "; K split over " + std::to_string(warps) + " warps a block" +
@@ -283,7 +284,7 @@ void CudaMoeBackend::run(const MoeCall& call, const PreparedMoe& layer, const Mu
     cuda_moe::launch_wide_experts(prepared.gate_up.view(), prepared.down.view(), x, routed, scratch, reinterpret_cast<__nv_bfloat16*>(h),
                                   y, stream);
   } else {
-    run_experts(prepared.gate_up.view(), prepared.down.view(), x, routed, tokens * k / routed.expert_slots, round_to_bf16, kernel, h,
+    run_experts(prepared.gate_up.view(), prepared.down.view(), x, routed, cuda_moe::expected_entries_per_expert(problem), round_to_bf16, kernel, h,
                 y, stream, programmatic, prepared.multiprocessors);
   }
   // The shared expert: one group of every token, in slices over grid.y.

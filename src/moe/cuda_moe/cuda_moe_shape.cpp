@@ -69,12 +69,17 @@ int mma_warps_k(std::int64_t largest_grid_blocks, int multiprocessors, int entry
   return multiprocessors > 0 && largest_grid_blocks <= kMmaFewWarpsMaxWaves * resident ? kMmaFewWarpsK : kMmaWarpsK;
 }
 
+std::int64_t expected_entries_per_expert(const MoeProblem& problem) {
+  const std::int64_t entries = problem.tokens * problem.top_k;
+  return entries == 0 ? 0 : entries / std::min(problem.experts, entries);
+}
+
 bool wide_experts_take(const MoeProblem& problem, int sm, ExpertKernel asked) {
   if (asked != ExpertKernel::automatic && asked != ExpertKernel::wide) return false;
   if (sm != 90 || problem.activation != ActivationType::bf16 || problem.hidden % 64 != 0 || problem.intermediate % 64 != 0) return false;
   const std::int64_t entries = problem.tokens * problem.top_k;
   if (entries == 0 || wide_token_blocks(entries, problem.experts, 32) > kMaxGridY) return false;
-  return asked == ExpertKernel::wide || entries / std::min(problem.experts, entries) >= kWideMinEntries;
+  return asked == ExpertKernel::wide || expected_entries_per_expert(problem) >= kWideMinEntries;
 }
 
 int wide_block_entries(std::int64_t entries_per_expert, const std::optional<std::string>& knob) {

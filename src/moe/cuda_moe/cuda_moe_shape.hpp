@@ -165,6 +165,10 @@ bool mma_pipelined(int entry_tiles, const std::optional<std::string>& knob = std
 inline constexpr int kWideEntries = 128;
 inline constexpr int kWideRows = 128;
 inline constexpr std::int64_t kWideMinEntries = 12;
+// T·k over the experts that can be active (min(E, T·k)): the entries an active expert gets on
+// average, which the wide kernel's threshold and block width and the mma kernel's entry tiles go by.
+// 0 for T = 0.
+std::int64_t expected_entries_per_expert(const MoeProblem& problem);
 // Whether the routed experts of `problem` run on the wide kernel on an SM `sm` GPU, given the asked
 // kernel (automatic: from kWideMinEntries; wide: wherever it can run; any other: never).
 bool wide_experts_take(const MoeProblem& problem, int sm, ExpertKernel asked);
