@@ -19,6 +19,7 @@
 
 #include "backends/cuda_common/cuda_check.hpp"
 #include "backends/cuda_common/nvfp4_decode.cuh"
+#include "moe/cuda_moe/cuda_moe_code_order.hpp"
 #include "moe/cuda_moe/cuda_moe_grouping.cuh"
 #include "moe/cuda_moe/cuda_moe_kernels.hpp"
 #include "moe/cuda_moe/cuda_moe_launch.cuh"
@@ -38,7 +39,8 @@ __device__ __forceinline__ float load_element(const DeviceRows& rows, std::int64
                    : static_cast<const float*>(rows.data)[index];
 }
 
-// The kUnit weights of one unit (unit index `unit` of a row), e2m1 x e4m3, global scale not applied.
+// The kUnit weights of one unit (unit index `unit` of a row), e2m1 x e4m3, global scale not applied
+// (the codes' words moved back from fragment order: cuda_moe_code_order.hpp).
 template <int kUnit>
 __device__ __forceinline__ void decode_unit(const std::uint8_t* __restrict__ codes, const std::uint8_t* __restrict__ scales,
                                             std::int64_t unit, float (&values)[kUnit]) {
@@ -46,12 +48,13 @@ __device__ __forceinline__ void decode_unit(const std::uint8_t* __restrict__ cod
   std::uint8_t packed[kBytes];
   if constexpr (kUnit == 32) {
     const uint4 word = __ldg(reinterpret_cast<const uint4*>(codes) + unit);
-    const unsigned words[4] = {word.x, word.y, word.z, word.w};
+    const unsigned words[4] = {to_checkpoint_order(word.x), to_checkpoint_order(word.y), to_checkpoint_order(word.z),
+                               to_checkpoint_order(word.w)};
 #pragma unroll
     for (int i = 0; i < kBytes; ++i) packed[i] = std::uint8_t(words[i / 4] >> (8 * (i % 4)));
   } else {
     const uint2 word = __ldg(reinterpret_cast<const uint2*>(codes) + unit);
-    const unsigned words[2] = {word.x, word.y};
+    const unsigned words[2] = {to_checkpoint_order(word.x), to_checkpoint_order(word.y)};
 #pragma unroll
     for (int i = 0; i < kBytes; ++i) packed[i] = std::uint8_t(words[i / 4] >> (8 * (i % 4)));
   }

@@ -23,7 +23,7 @@ struct DeviceRows {
 };
 
 // Experts' weights stacked on the device. NVFP4: expert e's [rows, cols] matrix has its codes at
-// codes + e·rows·cols/2 and its linear scales at scales + e·rows·cols/16; global_scales holds gate
+// codes + e·rows·cols/2 (each 32-bit word's 8 codes in fragment order: cuda_moe_code_order.hpp) and its linear scales at scales + e·rows·cols/16; global_scales holds gate
 // and up per expert (gate_up, whose rows are gate then up), or down's. Dense (a BF16/FP32 shared
 // expert, exact in FP32): `dense` is FP32 [E, rows, cols], codes, scales and global_scales null.
 struct StackedExperts {
@@ -90,6 +90,10 @@ void launch_gate_up(const StackedExperts& weights, const DeviceRows& input, cons
 // h and y are both indexed by entry (grouping.entry_token is not used).
 void launch_down(const StackedExperts& weights, const float* h, const Grouping& grouping, ExpertKernel kernel, float* y,
                  cudaStream_t stream);
+
+// Moves the codes of `words` 32-bit words (checkpoint order, as uploaded) into fragment order in
+// place (cuda_moe_code_order.hpp); once per stacked expert set, at prepare.
+void launch_to_fragment_order(std::uint8_t* codes, std::int64_t words, cudaStream_t stream);
 
 // out[t, c] = Σ_s weights[t, s]·y[entry_of[t, s], c] (slot order) + shared_weight[t]·shared_y[t, c]
 // (when shared_y is given), rounded once to out's dtype.

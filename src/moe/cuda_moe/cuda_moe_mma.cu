@@ -9,13 +9,13 @@
 // kMmaFewWarpsK for a short one-tile grid) and their sums are added in shared memory in a fixed
 // order.
 //
-// The weights are read in the stacked linear layout that the other kernels read (no second copy):
-// per 64-column chunk, lane (g = lane / 4, t = lane % 4) loads the 16 codes of rows g and g + 8 at
+// The weights are read in the stacked layout that the other kernels read (no second copy): per
+// 64-column chunk, lane (g = lane / 4, t = lane % 4) loads the 16 codes of rows g and g + 8 at
 // columns 16t..16t+15, one NVFP4 block each, so one scale per row and chunk. A sum over K does not
 // care about order, so the MMA's k-slots are assigned to those columns as decoding likes best:
 // fragment register (k-slots 2t, 2t+1) of block b takes the column pair (c, c + 4) of one 32-bit
-// code word, whose two nibbles are 16 bits apart as BF16x2 lanes are (pair_bits); the activations
-// are paired the same way with one byte permute per register.
+// code word, kept in fragment order so that cutting it costs 1-3 instructions (pair_bits,
+// cuda_moe_code_order.hpp); the activations are paired the same way with one byte permute per register.
 //
 // Decode trick (cuda_common/bf16_mma_decode.cuh): a nibble s|e1 e0 m placed at BF16 bits
 // 15 | 8 7 6 is value·2^-126; multiplied by the scale·2^118 from the shared table it is
@@ -31,7 +31,7 @@
 #include "moe/cuda_moe/cuda_moe_grouping.cuh"
 #include "moe/cuda_moe/cuda_moe_launch.cuh"
 #include "moe/cuda_moe/cuda_moe_mma.hpp"
-#include "moe/cuda_moe/cuda_moe_pair_decode.cuh"
+#include "moe/cuda_moe/cuda_moe_code_order.hpp"
 #include "moe/cuda_moe/cuda_moe_shape.hpp"
 
 namespace fp4gemm::moe::cuda_moe {

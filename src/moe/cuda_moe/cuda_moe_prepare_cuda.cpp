@@ -4,6 +4,7 @@
 
 #include "backends/cuda_common/cuda_check.hpp"
 #include "moe/cuda_moe/cuda_moe_backend.hpp"
+#include "moe/cuda_moe/cuda_moe_kernels.hpp"
 #include "moe/cuda_moe/cuda_moe_layout.hpp"
 #include "moe/moe_weight_copy.hpp"
 
@@ -57,6 +58,9 @@ CudaExpertStack upload_stack(const StackSource& source, const std::string& what)
     }
   }
   copy_to(stack.global_scales, 0, global_scales.data(), global_scales.size() * sizeof(float), what + " global scales");
+  // The codes uploaded as the checkpoint has them, then reordered inside each word on the device.
+  cuda_moe::launch_to_fragment_order(stack.codes.as<std::uint8_t>(), std::int64_t(code_bytes * std::size_t(experts) / 4), nullptr);
+  cuda::check_cuda(cudaStreamSynchronize(nullptr), "cuda_moe: moving the " + what + " codes into fragment order");
   return stack;
 }
 

@@ -15,6 +15,7 @@
 
 #include "backends/cuda_common/cuda_check.hpp"
 #include "backends/cuda_common/nvfp4_decode.cuh"
+#include "moe/cuda_moe/cuda_moe_code_order.hpp"
 #include "moe/cuda_moe/cuda_moe_grouping.cuh"
 #include "moe/cuda_moe/cuda_moe_shape.hpp"
 #include "moe/cuda_moe/cuda_moe_streaming.hpp"
@@ -61,21 +62,22 @@ __device__ __forceinline__ void load_sixteen(const DeviceRows& rows, std::int64_
   }
 }
 
-// The codes (kUnit / 8 words) and E4M3 scales (kUnit / 16 bytes, low byte first) of unit `unit`.
+// The codes (kUnit / 8 words, moved back from fragment order: cuda_moe_code_order.hpp) and E4M3
+// scales (kUnit / 16 bytes, low byte first) of unit `unit`.
 template <int kUnit>
 __device__ __forceinline__ void load_unit(const std::uint8_t* codes, const std::uint8_t* scales, std::int64_t unit,
                                           unsigned (&words)[kUnit / 8], unsigned& scale_bytes) {
   if constexpr (kUnit == 32) {
     const uint4 v = __ldg(reinterpret_cast<const uint4*>(codes) + unit);
-    words[0] = v.x;
-    words[1] = v.y;
-    words[2] = v.z;
-    words[3] = v.w;
+    words[0] = to_checkpoint_order(v.x);
+    words[1] = to_checkpoint_order(v.y);
+    words[2] = to_checkpoint_order(v.z);
+    words[3] = to_checkpoint_order(v.w);
     scale_bytes = __ldg(reinterpret_cast<const unsigned short*>(scales) + unit);
   } else {
     const uint2 v = __ldg(reinterpret_cast<const uint2*>(codes) + unit);
-    words[0] = v.x;
-    words[1] = v.y;
+    words[0] = to_checkpoint_order(v.x);
+    words[1] = to_checkpoint_order(v.y);
     scale_bytes = __ldg(scales + unit);
   }
 }

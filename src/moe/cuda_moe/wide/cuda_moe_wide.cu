@@ -1,12 +1,12 @@
 // cuda_moe's wide expert kernel (SM 9.0): the routed experts of a prefill on wgmma.m64nNk16, the
-// NVFP4 weights read from the stacked linear layout that the other expert kernels read (no second
-// copy) and decoded in registers as the MMA's A, N = 32, 64 or 128 entries of one expert as its B
+// NVFP4 weights read from the stacked layout that the other expert kernels read (no second copy;
+// codes in fragment order, cuda_moe_code_order.hpp) and decoded in registers as the MMA's A, N = 32, 64 or 128 entries of one expert as its B
 // (wide_block_entries picks N from the entries an expert is expected to get).
 //
 // Per call: (1) one block lists the token blocks, up to N consecutive entries of one
 // active expert each; (2) x's rows of each block's entries are gathered and packed into the image
 // the MMA's shared-memory B reads (the cuda_nvfp4 packing, activation_pack_layout.hpp, with the
-// pair order of cuda_moe_pair_decode.cuh); (3) gate_up: a CTA per (64 outputs, token block), its
+// pair order of cuda_moe_code_order.hpp); (3) gate_up: a CTA per (64 outputs, token block), its
 // first consumer warpgroup on the 64 gate rows and its second on the 64 up rows beside them, which
 // it hands over through shared memory for SiLU·mul; h in BF16; (4) h packed the same way; (5) down:
 // a CTA per (128 rows, token block), y in FP32.
@@ -27,7 +27,7 @@
 #include "backends/cuda_nvfp4/sm90_wgmma_chunk.cuh"
 #include "fp4gemm/error.hpp"
 #include "moe/cuda_moe/cuda_moe_grouping.cuh"
-#include "moe/cuda_moe/cuda_moe_pair_decode.cuh"
+#include "moe/cuda_moe/cuda_moe_code_order.hpp"
 #include "moe/cuda_moe/cuda_moe_shape.hpp"
 #include "moe/cuda_moe/wide/cuda_moe_wide.hpp"
 
@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(kScanThreads) wide_blocks_kernel(Grouping grou
 
 // Entry i of token block blockIdx.y, chunk blockIdx.x: its 64 BF16 (row entry_token[entry] of
 // `input`, or row `entry` when entry_token is null; zeros past the block's end) to the packed image,
-// block b's core-matrix row of k-half `high` holding the column pairs cuda_moe_pair_decode.cuh says.
+// block b's core-matrix row of k-half `high` holding the column pairs cuda_moe_code_order.hpp says.
 template <int kEntries>
 __global__ void __launch_bounds__(kEntries) wide_pack_kernel(const __nv_bfloat16* __restrict__ input, std::int64_t stride,
                                                                  const std::int32_t* __restrict__ entry_token, const int4* table,
