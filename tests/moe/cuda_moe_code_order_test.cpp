@@ -42,6 +42,21 @@ TEST(CudaMoeCodeOrder, FragmentRegistersHoldTheColumnPairs) {
   }
 }
 
+// Every code in every column comes out as its E2M1 value (the CUDA-core kernels' decode).
+TEST(CudaMoeCodeOrder, PairValuesAreTheE2m1Values) {
+  constexpr float kMagnitudes[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+  for (std::uint32_t code = 0; code < 16; ++code) {
+    const float expected = (code & 8u) ? -kMagnitudes[code & 7u] : kMagnitudes[code & 7u];
+    for (int column = 0; column < 8; ++column) {
+      const std::uint32_t word = 0x9u * 0x11111111u ^ (0x9u << (4 * column)) ^ (code << (4 * column));  // others: code 9
+      float low = 0.0f, high = 0.0f;
+      pair_values(to_fragment_order(word), column % 4, low, high);
+      EXPECT_EQ(column < 4 ? low : high, expected) << "code " << code << " column " << column;
+      EXPECT_EQ(column < 4 ? high : low, -0.5f) << "code 9 beside column " << column;
+    }
+  }
+}
+
 TEST(CudaMoeCodeOrder, TenShiftsEachWay) {
   // Each direction is a handful of shift-and-mask steps (the CUDA-core kernels pay them per word).
   EXPECT_LE(code_order_moves(true).count, 10);

@@ -14,9 +14,10 @@
 // (weight_bits.hpp: its low lane column c, its high lane column c + 4), so a register costs 1-3
 // integer instructions (fragment_bits) instead of the 4 that two shifts and two masks of the
 // checkpoint's nibble order take. prepare() moves the bits into that order on the device once
-// (to_fragment_order: the same bytes, no second copy); the CUDA-core kernels move them back
-// (to_checkpoint_order) after each load.
+// (to_fragment_order: the same bytes, no second copy); the CUDA-core kernels (streaming, staged)
+// take their FP32 values from the same registers (pair_values).
 #include <cstdint>
+#include <cstring>
 
 #include "backends/cuda_common/host_device.hpp"
 #include "backends/cuda_nvfp4/weight_bits.hpp"
@@ -62,7 +63,8 @@ FP4GEMM_HOST_DEVICE std::uint32_t move_code_bits(std::uint32_t word) {
   }
 }
 
-// A checkpoint word (column j's nibble at bits 4j..4j+3) in fragment order, and back.
+// A checkpoint word (column j's nibble at bits 4j..4j+3) in fragment order, and back (the tests
+// prove the order a permutation with it).
 FP4GEMM_HOST_DEVICE std::uint32_t to_fragment_order(std::uint32_t word) { return move_code_bits<true>(word); }
 FP4GEMM_HOST_DEVICE std::uint32_t to_checkpoint_order(std::uint32_t word) { return move_code_bits<false>(word); }
 
@@ -70,6 +72,22 @@ FP4GEMM_HOST_DEVICE std::uint32_t to_checkpoint_order(std::uint32_t word) { retu
 // trick: cuda_common/bf16_mma_decode.cuh).
 FP4GEMM_HOST_DEVICE std::uint32_t pair_bits(std::uint32_t fragment_word, int pair) {
   return cuda_nvfp4::fragment_bits(fragment_word, pair);
+}
+
+// Columns `pair` and `pair` + 4 of a fragment-order word as their exact FP32 E2M1 values: the
+// decode trick's bits times 2^126. Needs FP32 subnormals (nvcc's default, -ftz=false): 0.5·2^-126
+// is one.
+FP4GEMM_HOST_DEVICE void pair_values(std::uint32_t fragment_word, int pair, float& low, float& high) {
+  const std::uint32_t bits = pair_bits(fragment_word, pair), low_bits = bits << 16, high_bits = bits & 0xFFFF0000u;
+#if defined(__CUDA_ARCH__)
+  low = __uint_as_float(low_bits) * 0x1p126f;
+  high = __uint_as_float(high_bits) * 0x1p126f;
+#else
+  std::memcpy(&low, &low_bits, sizeof low);
+  std::memcpy(&high, &high_bits, sizeof high);
+  low *= 0x1p126f;
+  high *= 0x1p126f;
+#endif
 }
 
 }  // namespace fp4gemm::moe::cuda_moe

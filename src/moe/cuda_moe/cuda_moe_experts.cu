@@ -39,34 +39,39 @@ __device__ __forceinline__ float load_element(const DeviceRows& rows, std::int64
                    : static_cast<const float*>(rows.data)[index];
 }
 
-// The kUnit weights of one unit (unit index `unit` of a row), e2m1 x e4m3, global scale not applied
-// (the codes' words moved back from fragment order: cuda_moe_code_order.hpp).
+// The kUnit weights of one unit (unit index `unit` of a row), e2m1 x e4m3, global scale not applied:
+// word w holds elements 8w..8w+7 in fragment order (cuda_moe_code_order.hpp), column pair (p, p + 4)
+// in its register p.
 template <int kUnit>
 __device__ __forceinline__ void decode_unit(const std::uint8_t* __restrict__ codes, const std::uint8_t* __restrict__ scales,
                                             std::int64_t unit, float (&values)[kUnit]) {
-  constexpr int kBytes = kUnit / 2;
-  std::uint8_t packed[kBytes];
+  constexpr int kWords = kUnit / 8;
+  unsigned words[kWords];
   if constexpr (kUnit == 32) {
     const uint4 word = __ldg(reinterpret_cast<const uint4*>(codes) + unit);
-    const unsigned words[4] = {to_checkpoint_order(word.x), to_checkpoint_order(word.y), to_checkpoint_order(word.z),
-                               to_checkpoint_order(word.w)};
-#pragma unroll
-    for (int i = 0; i < kBytes; ++i) packed[i] = std::uint8_t(words[i / 4] >> (8 * (i % 4)));
+    words[0] = word.x;
+    words[1] = word.y;
+    words[2] = word.z;
+    words[3] = word.w;
   } else {
     const uint2 word = __ldg(reinterpret_cast<const uint2*>(codes) + unit);
-    const unsigned words[2] = {to_checkpoint_order(word.x), to_checkpoint_order(word.y)};
-#pragma unroll
-    for (int i = 0; i < kBytes; ++i) packed[i] = std::uint8_t(words[i / 4] >> (8 * (i % 4)));
+    words[0] = word.x;
+    words[1] = word.y;
   }
   constexpr int kScales = kUnit / kElementsPerScale;
   float block_scale[kScales];
 #pragma unroll
   for (int s = 0; s < kScales; ++s) block_scale[s] = cuda::e4m3_value(__ldg(scales + unit * kScales + s));
 #pragma unroll
-  for (int i = 0; i < kBytes; ++i) {
-    const float scale = block_scale[(2 * i) / kElementsPerScale];
-    values[2 * i] = cuda::e2m1_value(packed[i] & 0xFu) * scale;
-    values[2 * i + 1] = cuda::e2m1_value(packed[i] >> 4) * scale;
+  for (int w = 0; w < kWords; ++w) {
+    const float scale = block_scale[(8 * w) / kElementsPerScale];
+#pragma unroll
+    for (int pair = 0; pair < 4; ++pair) {
+      float low, high;
+      pair_values(words[w], pair, low, high);
+      values[8 * w + pair] = low * scale;
+      values[8 * w + pair + 4] = high * scale;
+    }
   }
 }
 

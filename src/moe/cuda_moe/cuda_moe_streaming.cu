@@ -62,35 +62,40 @@ __device__ __forceinline__ void load_sixteen(const DeviceRows& rows, std::int64_
   }
 }
 
-// The codes (kUnit / 8 words, moved back from fragment order: cuda_moe_code_order.hpp) and E4M3
-// scales (kUnit / 16 bytes, low byte first) of unit `unit`.
+// The codes (kUnit / 8 words in fragment order: cuda_moe_code_order.hpp) and E4M3 scales (kUnit /
+// 16 bytes, low byte first) of unit `unit`.
 template <int kUnit>
 __device__ __forceinline__ void load_unit(const std::uint8_t* codes, const std::uint8_t* scales, std::int64_t unit,
                                           unsigned (&words)[kUnit / 8], unsigned& scale_bytes) {
   if constexpr (kUnit == 32) {
     const uint4 v = __ldg(reinterpret_cast<const uint4*>(codes) + unit);
-    words[0] = to_checkpoint_order(v.x);
-    words[1] = to_checkpoint_order(v.y);
-    words[2] = to_checkpoint_order(v.z);
-    words[3] = to_checkpoint_order(v.w);
+    words[0] = v.x;
+    words[1] = v.y;
+    words[2] = v.z;
+    words[3] = v.w;
     scale_bytes = __ldg(reinterpret_cast<const unsigned short*>(scales) + unit);
   } else {
     const uint2 v = __ldg(reinterpret_cast<const uint2*>(codes) + unit);
-    words[0] = to_checkpoint_order(v.x);
-    words[1] = to_checkpoint_order(v.y);
+    words[0] = v.x;
+    words[1] = v.y;
     scale_bytes = __ldg(scales + unit);
   }
 }
 
 // Σ a[j]·e2m1(element j of half `half` of the unit): the block scale is applied by the caller.
+// Word w of the half holds elements 8w..8w+7, column pair (p, p + 4) in its register p.
 template <int kUnit>
 __device__ __forceinline__ float half_dot(const unsigned (&words)[kUnit / 8], int half, const float (&a)[16]) {
   float sum = 0.0f;
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const unsigned byte = words[half * 2 + i / 4] >> (8 * (i % 4));
-    sum = fmaf(a[2 * i], cuda::e2m1_value(byte & 0xFu), sum);
-    sum = fmaf(a[2 * i + 1], cuda::e2m1_value((byte >> 4) & 0xFu), sum);
+  for (int w = 0; w < 2; ++w) {
+#pragma unroll
+    for (int pair = 0; pair < 4; ++pair) {
+      float low, high;
+      pair_values(words[half * 2 + w], pair, low, high);
+      sum = fmaf(a[8 * w + pair], low, sum);
+      sum = fmaf(a[8 * w + pair + 4], high, sum);
+    }
   }
   return sum;
 }
