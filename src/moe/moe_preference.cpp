@@ -12,7 +12,7 @@ const MoePreference& moe_preference_for(dispatch::ArchFamily family) {
   static const MoePreference kGpu{
       {"cuda_moe", "cpu", "ref"},
       "cuda_moe runs operands in GPU memory, all active experts in one launch per GEMM (fp4gemm bench --moe on an "
-      "H100, Qwen3.5-397B-A17B layer, given routing: T = 1 51.7 us, T = 8 275, T = 64 1254, T = 4096 4738, 1.6-2.4x "
+      "H100, Qwen3.5-397B-A17B layer, given routing: T = 1 48.3 us, T = 8 258, T = 64 1175, T = 4096 4718, 1.6-2.6x "
       "cuBLAS BF16 grouped on the touched experts in the same run; SM 8.x unmeasured); "
       "cpu groups tokens by expert and runs the dense cpu kernels (all cores); ref is the FP64 oracle, "
       "plain loops on one thread, kept last as the answer of last resort"};
