@@ -105,7 +105,7 @@ if wants moe; then
     > "$out/moe-peer-tests.txt" 2>&1
   # Needs about 20 GB of device memory at T = 4096 (the BF16 peer's copies of the touched experts).
   step moe "${T_MOE:-300}" "$bin/fp4gemm" bench --moe --experts 512 --topk 10 --hidden 4096 --intermediate 1024 \
-    --tokens "${MOE_TOKENS:-1,8,64,512,4096}" --json > "$out/moe.jsonl" 2>> "$out/bench-stderr.txt"
+    --tokens "${MOE_TOKENS:-1,8,64,512,1024,4096}" --json > "$out/moe.jsonl" 2>> "$out/bench-stderr.txt"
   python3 "$here/bench_table.py" "$out/moe.jsonl" > "$out/moe.md" 2>> "$out/bench-stderr.txt" || note "no MoE table"
   # Where T = 1's time goes, per kernel (ncu, cold caches, the clocks left alone): the layer's own
   # kernels on the first given-routing calls, then the routing kernels of the router row.
