@@ -23,8 +23,9 @@ struct DeviceRows {
 };
 
 // Experts' weights stacked on the device. NVFP4: expert e's [rows, cols] matrix has its codes at
-// codes + e·rows·cols/2 (each 32-bit word's 8 codes in fragment order: cuda_moe_code_order.hpp) and its linear scales at scales + e·rows·cols/16; global_scales holds gate
-// and up per expert (gate_up, whose rows are gate then up), or down's. Dense (a BF16/FP32 shared
+// codes + e·rows·cols/2 (each 32-bit word's 8 codes in fragment order: cuda_moe_code_order.hpp)
+// and its linear scales at scales + e·rows·cols/16; global_scales holds gate and up per expert
+// (gate_up, whose rows are gate then up), or down's. Dense (a BF16/FP32 shared
 // expert, exact in FP32): `dense` is FP32 [E, rows, cols], codes, scales and global_scales null.
 struct StackedExperts {
   const std::uint8_t* codes = nullptr;

@@ -15,7 +15,8 @@
 // care about order, so the MMA's k-slots are assigned to those columns as decoding likes best:
 // fragment register (k-slots 2t, 2t+1) of block b takes the column pair (c, c + 4) of one 32-bit
 // code word, kept in fragment order so that cutting it costs 1-3 instructions (pair_bits,
-// cuda_moe_code_order.hpp); the activations are paired the same way with one byte permute per register.
+// cuda_moe_code_order.hpp); the activations are paired the same way with one byte permute per
+// register.
 //
 // Decode trick (cuda_common/bf16_mma_decode.cuh): a nibble s|e1 e0 m placed at BF16 bits
 // 15 | 8 7 6 is value·2^-126; multiplied by the scale·2^118 from the shared table it is

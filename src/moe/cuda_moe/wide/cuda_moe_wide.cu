@@ -1,7 +1,8 @@
 // cuda_moe's wide expert kernel (SM 9.0): the routed experts of a prefill on wgmma.m64nNk16, the
 // NVFP4 weights read from the stacked layout that the other expert kernels read (no second copy;
-// codes in fragment order, cuda_moe_code_order.hpp) and decoded in registers as the MMA's A, N = 32, 64 or 128 entries of one expert as its B
-// (wide_block_entries picks N from the entries an expert is expected to get).
+// codes in fragment order, cuda_moe_code_order.hpp) and decoded in registers as the MMA's A,
+// N = 32, 64 or 128 entries of one expert as its B (wide_block_entries picks N from the entries an
+// expert is expected to get).
 //
 // Per call: (1) one block lists the token blocks, up to N consecutive entries of one
 // active expert each; (2) x's rows of each block's entries are gathered and packed into the image
