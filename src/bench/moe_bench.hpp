@@ -89,7 +89,7 @@ struct MoeResult {
   // The output against `ref` on a few tokens (moe_peer_plan.hpp); checked_tokens 0: not checked.
   double relative_error = 0;
   std::int64_t checked_tokens = 0;
-  // Ours: the serving backend's plan for this call (MoeBackend::plan, what `explain` prints): which
+  // Ours: the plan the serving backend ran (MoeBackend::plan, what `explain` prints): which
   // kernels ran and why. Empty for the peers.
   std::string kernel;
 };

@@ -147,7 +147,7 @@ const RegisterCommand registration([](CLI::App& app) {
   command->add_option("--shared-intermediate", options->moe_shape.shared_intermediate, "With --moe: shared expert size (default 0: none)")
       ->needs(moe)
       ->excludes(config);
-  command->add_option("--tokens", options->tokens, "With --moe: tokens T of the call (default 1)")->needs(moe)->check(CLI::PositiveNumber);
+  command->add_option("--tokens", options->tokens, "With --moe: tokens T the layer serves at once (default 1)")->needs(moe)->check(CLI::PositiveNumber);
   command->add_flag("--given-routing", options->given_routing, "With --moe: the routing is given (default: the layer's router routes)")
       ->needs(moe);
   command->add_option("--device", options->device, "auto (default: the first GPU, else the CPU), cpu, I or cuda:I");
